@@ -1,0 +1,83 @@
+// Package config is the server's configuration: one struct whose every field is a
+// YAML key, a command-line flag and a PODIUM_* environment variable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Config is everything `podium serve` can be told. The `key` tag names the YAML key
+// and flag; the environment variable is PODIUM_ + key upper-cased with - as _.
+type Config struct {
+	HTTP          string   `key:"http" help:"address:port for the web client and signaling"`
+	UDPPort       int      `key:"udp-port" help:"the one UDP port for all media"`
+	TCPPort       int      `key:"tcp-port" help:"ICE-TCP fallback port (0 disables)"`
+	PublicIPs     []string `key:"public-ip" help:"IP addresses to announce for media (servers behind 1:1 NAT), comma-separated"`
+	MediaIPs      []string `key:"media-ip" help:"local IP addresses to use for media, comma-separated (default: all)"`
+	STUN          []string `key:"stun" help:"STUN server URLs handed to clients, comma-separated"`
+	TLSCert       string   `key:"tls-cert" help:"TLS certificate file (PEM); serves HTTPS"`
+	TLSKey        string   `key:"tls-key" help:"TLS private key file (PEM)"`
+	TLSSelfSigned bool     `key:"tls-self-signed" help:"serve HTTPS with a generated self-signed certificate"`
+	LogLevel      string   `key:"log-level" help:"debug, info, warn or error"`
+	LogJSON       bool     `key:"log-json" help:"log as JSON lines"`
+}
+
+// Default is the configuration for a laptop: loopback only, fixed documented ports.
+func Default() Config {
+	return Config{
+		HTTP:     "127.0.0.1:7880",
+		UDPPort:  7882,
+		TCPPort:  7881,
+		LogLevel: "info",
+	}
+}
+
+// Validate checks values that flags and YAML cannot type-check; errors name the key.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, port, err := net.SplitHostPort(c.HTTP); err != nil {
+		errs = append(errs, fmt.Errorf("http: %q is not address:port: %w", c.HTTP, err))
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		errs = append(errs, fmt.Errorf("http: bad port %q", port))
+	}
+	if c.UDPPort < 0 || c.UDPPort > 65535 {
+		errs = append(errs, fmt.Errorf("udp-port: %d out of range", c.UDPPort))
+	}
+	if c.TCPPort < 0 || c.TCPPort > 65535 {
+		errs = append(errs, fmt.Errorf("tcp-port: %d out of range", c.TCPPort))
+	}
+	for _, list := range []struct {
+		key string
+		ips []string
+	}{{"public-ip", c.PublicIPs}, {"media-ip", c.MediaIPs}} {
+		for _, ip := range list.ips {
+			if net.ParseIP(ip) == nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not an IP address", list.key, ip))
+			}
+		}
+	}
+	for _, u := range c.STUN {
+		if !strings.HasPrefix(u, "stun:") && !strings.HasPrefix(u, "stuns:") {
+			errs = append(errs, fmt.Errorf("stun: %q must start with stun: or stuns:", u))
+		}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("tls-cert and tls-key must be given together"))
+	}
+	if c.TLSSelfSigned && c.TLSCert != "" {
+		errs = append(errs, errors.New("tls-self-signed: cannot be combined with tls-cert"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log-level: %q is not debug, info, warn or error", c.LogLevel))
+	}
+	return errors.Join(errs...)
+}
+
+// TLS reports whether HTTPS is served.
+func (c *Config) TLS() bool { return c.TLSCert != "" || c.TLSSelfSigned }

@@ -1,0 +1,181 @@
+package forward
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/media"
+)
+
+// KeyframeInterval is the shortest time between two keyframe requests we send to a
+// sender: webrtc.org encoders produce at most one keyframe per 300 ms anyway, so
+// requests from many receivers within that window are aggregated into one.
+const KeyframeInterval = 300 * time.Millisecond
+
+// UpTrackParams builds an UpTrack.
+type UpTrackParams struct {
+	Source string // publishing participant's id
+	Kind   webrtc.RTPCodecType
+	Track  *webrtc.TrackRemote
+	// SendKeyframeRequest asks the sender for a keyframe (a PLI on the publish connection).
+	SendKeyframeRequest func(ssrc uint32) error
+}
+
+// UpTrack is one stream received from a participant. One goroutine (Run) reads it and
+// forwards each packet synchronously to the accepting DownTracks: no per-packet
+// goroutine hand-off, and since writes copy into pion's SRTP buffer the received
+// packet is never cloned.
+type UpTrack struct {
+	p     UpTrackParams
+	ssrc  uint32
+	downs atomic.Pointer[[]*DownTrack]
+	mu    sync.Mutex // serializes changes to downs (copy-on-write)
+
+	vp8                 media.VP8Descriptor // scratch of the reader goroutine
+	lastKeyframeRequest atomic.Int64        // unix nanos
+	stats               TrackStats
+}
+
+// TrackStats are counters read by metrics and tests.
+type TrackStats struct {
+	Packets           atomic.Uint64
+	Bytes             atomic.Uint64
+	Malformed         atomic.Uint64
+	KeyframeRequests  atomic.Uint64 // sent to the sender
+	Keyframes         atomic.Uint64
+	Forwarded         atomic.Uint64 // packet × destination
+	NACKs             atomic.Uint64 // sequence numbers asked for by receivers
+	Retransmissions   atomic.Uint64
+	ReceiverKeyframes atomic.Uint64 // PLI/FIR received from receivers
+}
+
+// NewUpTrack wraps a received track; call Run to start forwarding.
+func NewUpTrack(p UpTrackParams) *UpTrack {
+	u := &UpTrack{p: p, ssrc: uint32(p.Track.SSRC())}
+	u.downs.Store(&[]*DownTrack{})
+	return u
+}
+
+// Source is the publishing participant's id.
+func (u *UpTrack) Source() string { return u.p.Source }
+
+// Kind is audio or video.
+func (u *UpTrack) Kind() webrtc.RTPCodecType { return u.p.Kind }
+
+// Codec is the negotiated codec of the received stream.
+func (u *UpTrack) Codec() webrtc.RTPCodecCapability { return u.p.Track.Codec().RTPCodecCapability }
+
+// Stats exposes the track's counters.
+func (u *UpTrack) Stats() *TrackStats { return &u.stats }
+
+// AddDown starts forwarding to d. A new video destination waits for a keyframe,
+// which its first packets ask the sender for.
+func (u *UpTrack) AddDown(d *DownTrack) {
+	u.mu.Lock()
+	old := *u.downs.Load()
+	next := make([]*DownTrack, len(old), len(old)+1)
+	copy(next, old)
+	next = append(next, d)
+	u.downs.Store(&next)
+	u.mu.Unlock()
+}
+
+// RemoveDown stops forwarding to d.
+func (u *UpTrack) RemoveDown(d *DownTrack) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	old := *u.downs.Load()
+	next := make([]*DownTrack, 0, len(old))
+	for _, x := range old {
+		if x != d {
+			next = append(next, x)
+		}
+	}
+	u.downs.Store(&next)
+}
+
+// Downs is a snapshot of the current destinations.
+func (u *UpTrack) Downs() []*DownTrack { return *u.downs.Load() }
+
+// RequestKeyframe asks the sender for a keyframe unless one was asked for within
+// KeyframeInterval. It reports whether a request was sent.
+func (u *UpTrack) RequestKeyframe(now time.Time) bool {
+	if u.p.Kind != webrtc.RTPCodecTypeVideo || u.p.SendKeyframeRequest == nil {
+		return false
+	}
+	t := now.UnixNano()
+	last := u.lastKeyframeRequest.Load()
+	if t-last < int64(KeyframeInterval) || !u.lastKeyframeRequest.CompareAndSwap(last, t) {
+		return false
+	}
+	if err := u.p.SendKeyframeRequest(u.ssrc); err != nil {
+		return false
+	}
+	u.stats.KeyframeRequests.Add(1)
+	return true
+}
+
+// Run reads and forwards until the track ends (its connection closed or the sender
+// removed it).
+func (u *UpTrack) Run() {
+	buf := make([]byte, 1500)
+	var pkt Packet
+	video := u.p.Kind == webrtc.RTPCodecTypeVideo
+	for {
+		n, _, err := u.p.Track.Read(buf)
+		if err != nil {
+			return
+		}
+		if !u.parse(buf[:n], &pkt, video) {
+			continue
+		}
+		u.forward(&pkt)
+	}
+}
+
+// parse fills pkt from raw; it reports false (and counts) for packets to drop.
+func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
+	u.stats.Packets.Add(1)
+	u.stats.Bytes.Add(uint64(len(raw)))
+	if err := media.ParseRTPHeader(raw, &pkt.Header); err != nil {
+		u.stats.Malformed.Add(1)
+		return false
+	}
+	pkt.Buf = raw
+	pkt.Payload = raw[pkt.Header.PayloadOffset:pkt.Header.PayloadEnd]
+	if len(pkt.Payload) == 0 { // padding-only probe: nothing to forward
+		return false
+	}
+	pkt.Arrival = time.Now()
+	pkt.Keyframe = false
+	if video && media.ParseVP8(pkt.Payload, &u.vp8) == nil {
+		pkt.Keyframe = u.vp8.IsKeyframe()
+	}
+	if pkt.Keyframe {
+		u.stats.Keyframes.Add(1)
+	}
+	return true
+}
+
+// forward is the selective-forwarding step (thesis Algorithm 1): each destination
+// decides with accept, which never modifies the packet.
+func (u *UpTrack) forward(pkt *Packet) {
+	wantKeyframe := false
+	for _, d := range *u.downs.Load() {
+		if !d.accept(pkt) {
+			continue
+		}
+		sent, want := d.write(pkt)
+		if sent {
+			u.stats.Forwarded.Add(1)
+		}
+		wantKeyframe = wantKeyframe || want
+	}
+	// Asked outside the destinations' locks; RequestKeyframe aggregates.
+	if wantKeyframe {
+		u.RequestKeyframe(pkt.Arrival)
+	}
+}

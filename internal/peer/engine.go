@@ -1,0 +1,200 @@
+// Package peer is the only package that configures pion: codecs, header extensions,
+// interceptors, and the single UDP (and TCP) port all peer connections share.
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/interceptor/pkg/nack"
+	"github.com/pion/interceptor/pkg/report"
+	"github.com/pion/interceptor/pkg/twcc"
+	"github.com/pion/logging"
+	"github.com/pion/webrtc/v4"
+)
+
+// Config is what the media transport needs from the server's configuration.
+type Config struct {
+	// UDPPort is the one UDP port for all media (0 picks a free port, for tests).
+	UDPPort int
+	// TCPPort enables ICE-TCP on that port when > 0.
+	TCPPort int
+	// PublicIPs are announced instead of the local addresses (servers behind 1:1 NAT).
+	PublicIPs []string
+	// BindIPs restricts media to these local addresses; empty means every interface.
+	BindIPs []string
+	// STUNServers are handed to clients and used by the server to learn its public address.
+	STUNServers []string
+}
+
+// Engine owns the shared sockets and the two pion APIs.
+type Engine struct {
+	cfg       Config
+	udpMux    *ice.MultiUDPMuxDefault
+	tcpMux    *ice.TCPMuxDefault
+	tcpLn     net.Listener
+	publish   *webrtc.API
+	subscribe *webrtc.API
+}
+
+// NewEngine opens the media sockets. Close releases them.
+func NewEngine(cfg Config) (*Engine, error) {
+	e := &Engine{cfg: cfg}
+	keepIP := ipFilter(cfg.BindIPs)
+	mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort,
+		ice.UDPMuxFromPortWithLoopback(),
+		ice.UDPMuxFromPortWithIPFilter(keepIP),
+		ice.UDPMuxFromPortWithNetworks(ice.NetworkTypeUDP4),
+		ice.UDPMuxFromPortWithReadBufferSize(4<<20),
+		ice.UDPMuxFromPortWithWriteBufferSize(4<<20),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("media UDP port %d: %w", cfg.UDPPort, err)
+	}
+	e.udpMux = mux
+	if cfg.TCPPort > 0 {
+		ln, err := net.Listen("tcp4", net.JoinHostPort(tcpBindHost(cfg.BindIPs), strconv.Itoa(cfg.TCPPort)))
+		if err != nil {
+			_ = mux.Close()
+			return nil, fmt.Errorf("media TCP port %d: %w", cfg.TCPPort, err)
+		}
+		e.tcpLn = ln
+		e.tcpMux = ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 64, Logger: logging.NewDefaultLoggerFactory().NewLogger("ice-tcp")})
+	}
+	settings := e.settings(keepIP)
+	if e.publish, err = newAPI(settings, publishInterceptors); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if e.subscribe, err = newAPI(settings, subscribeInterceptors); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) settings(keepIP func(net.IP) bool) webrtc.SettingEngine {
+	var s webrtc.SettingEngine
+	s.SetICEUDPMux(e.udpMux)
+	networks := []webrtc.NetworkType{webrtc.NetworkTypeUDP4}
+	if e.tcpMux != nil {
+		s.SetICETCPMux(e.tcpMux)
+		networks = append(networks, webrtc.NetworkTypeTCP4)
+	}
+	s.SetNetworkTypes(networks)
+	s.SetIncludeLoopbackCandidate(true)
+	s.SetIPFilter(keepIP)
+	s.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	if len(e.cfg.PublicIPs) > 0 {
+		s.SetNAT1To1IPs(e.cfg.PublicIPs, webrtc.ICECandidateTypeHost)
+	}
+	// The SFU is never behind a symmetric NAT of its own; a short gather keeps joins fast.
+	s.SetSTUNGatherTimeout(2e9)
+	return s
+}
+
+// UDPAddrs lists the local addresses media is received on.
+func (e *Engine) UDPAddrs() []net.Addr { return e.udpMux.GetListenAddresses() }
+
+// ICEServers are the STUN servers clients should use.
+func (e *Engine) ICEServers() []webrtc.ICEServer {
+	if len(e.cfg.STUNServers) == 0 {
+		return nil
+	}
+	return []webrtc.ICEServer{{URLs: e.cfg.STUNServers}}
+}
+
+// NewPublishPC makes a connection on which a client sends its media to us.
+func (e *Engine) NewPublishPC() (*webrtc.PeerConnection, error) {
+	return e.publish.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+}
+
+// NewSubscribePC makes a connection on which we send forwarded media to a client.
+func (e *Engine) NewSubscribePC() (*webrtc.PeerConnection, error) {
+	return e.subscribe.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+}
+
+// Close releases the media sockets.
+func (e *Engine) Close() {
+	if e.tcpMux != nil {
+		_ = e.tcpMux.Close()
+	}
+	if e.udpMux != nil {
+		_ = e.udpMux.Close()
+	}
+}
+
+func ipFilter(bind []string) func(net.IP) bool {
+	if len(bind) == 0 {
+		return func(ip net.IP) bool { return ip.To4() != nil }
+	}
+	allowed := make([]net.IP, 0, len(bind))
+	for _, s := range bind {
+		if ip := net.ParseIP(s); ip != nil {
+			allowed = append(allowed, ip)
+		}
+	}
+	return func(ip net.IP) bool {
+		for _, a := range allowed {
+			if a.Equal(ip) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func tcpBindHost(bind []string) string {
+	if len(bind) == 1 {
+		return bind[0]
+	}
+	return ""
+}
+
+type interceptorSet func(*webrtc.MediaEngine, *interceptor.Registry) error
+
+// publishInterceptors: on media we receive, the SFU terminates RTCP itself — it sends
+// receiver reports, NACKs its own losses to the sender, and returns transport-wide
+// congestion feedback so the browser's congestion control sees the uplink.
+func publishInterceptors(m *webrtc.MediaEngine, r *interceptor.Registry) error {
+	gen, err := nack.NewGeneratorInterceptor(nack.GeneratorSize(1024), nack.GeneratorInterval(20e6))
+	if err != nil {
+		return err
+	}
+	r.Add(gen)
+	rr, err := report.NewReceiverInterceptor()
+	if err != nil {
+		return err
+	}
+	r.Add(rr)
+	return webrtc.ConfigureTWCCSenderWithOptions(m, r, twcc.SendInterval(50e6))
+}
+
+// subscribeInterceptors: on media we send, pion emits sender reports; NACKs are
+// answered by our own per-destination cache (forward.DownTrack), not an interceptor.
+func subscribeInterceptors(_ *webrtc.MediaEngine, r *interceptor.Registry) error {
+	sr, err := report.NewSenderInterceptor()
+	if err != nil {
+		return err
+	}
+	r.Add(sr)
+	return nil
+}
+
+func newAPI(settings webrtc.SettingEngine, configure interceptorSet) (*webrtc.API, error) {
+	m := &webrtc.MediaEngine{}
+	if err := registerCodecs(m); err != nil {
+		return nil, err
+	}
+	r := &interceptor.Registry{}
+	if err := configure(m, r); err != nil {
+		return nil, fmt.Errorf("interceptors: %w", err)
+	}
+	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(r), webrtc.WithSettingEngine(settings)), nil
+}
+
+var errNoCodec = errors.New("codec registration failed")

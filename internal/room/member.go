@@ -1,0 +1,30 @@
+// Package room holds a conference's membership and decides who receives which track.
+// Each Room is owned by one goroutine (its loop); everything else talks to it with
+// closures queued on that loop, so room state needs no lock.
+package room
+
+import (
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Member is a participant's session as the room sees it. Every method must return
+// at once: the room loop never waits for a session.
+type Member interface {
+	ID() string
+	// Send queues a signaling message to the client.
+	Send(typ string, body any)
+	// AddDownTrack and RemoveDownTrack change what the client receives.
+	AddDownTrack(d *forward.DownTrack)
+	RemoveDownTrack(d *forward.DownTrack)
+	// Replaced tells a session that a resumed session took over its participant id.
+	Replaced()
+}
+
+type member struct {
+	m     Member
+	info  signal.Participant
+	ups   []*forward.UpTrack
+	downs map[*forward.UpTrack]*forward.DownTrack // what this member receives
+	order int                                     // join order, for stable listings
+}

@@ -1,0 +1,124 @@
+// Package server wires the media engine, the rooms and the web layer into one
+// running Podium server. cmd/podium and the integration tests both use it.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/peer"
+	"github.com/podium-sfu/podium/internal/room"
+	"github.com/podium-sfu/podium/internal/session"
+	"github.com/podium-sfu/podium/internal/web"
+)
+
+// Server is one running Podium instance.
+type Server struct {
+	cfg      config.Config
+	log      *slog.Logger
+	engine   *peer.Engine
+	hub      *room.Hub
+	http     *http.Server
+	ln       net.Listener
+	sessions sync.WaitGroup
+	// cancelSessions ends every session when the server stops.
+	sessionCtx     context.Context
+	cancelSessions context.CancelFunc
+	url            string
+}
+
+// Options are knobs tests need beyond the configuration.
+type Options struct {
+	Client             fs.FS // the built web client
+	NegotiationTimeout time.Duration
+}
+
+// New opens the media and HTTP sockets; Serve starts answering.
+func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
+	if opts.NegotiationTimeout == 0 {
+		opts.NegotiationTimeout = 15 * time.Second
+	}
+	engine, err := peer.NewEngine(peer.Config{
+		UDPPort: cfg.UDPPort, TCPPort: cfg.TCPPort,
+		PublicIPs: cfg.PublicIPs, BindIPs: cfg.MediaIPs, STUNServers: cfg.STUN,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP)
+	if err != nil {
+		engine.Close()
+		return nil, fmt.Errorf("http %s: %w", cfg.HTTP, err)
+	}
+	scheme := "http"
+	if cfg.TLS() {
+		tlsCfg, err := tlsConfig(cfg, ln.Addr())
+		if err != nil {
+			_ = ln.Close()
+			engine.Close()
+			return nil, err
+		}
+		ln = tls.NewListener(ln, tlsCfg)
+		scheme = "https"
+	}
+	resumeKey := make([]byte, 32)
+	_, _ = rand.Read(resumeKey)
+	s := &Server{cfg: cfg, log: log, engine: engine, hub: room.NewHub(), ln: ln,
+		url: scheme + "://" + ln.Addr().String() + "/"}
+	s.sessionCtx, s.cancelSessions = context.WithCancel(context.Background())
+	deps := session.Deps{
+		Engine: engine, Hub: s.hub, ResumeKey: resumeKey, Log: log,
+		JoinTimeout: 10 * time.Second, NegotiationTimeout: opts.NegotiationTimeout,
+	}
+	h := &web.Handler{Client: opts.Client, Log: log, Serve: func(_ context.Context, conn *websocket.Conn) {
+		s.sessions.Add(1)
+		defer s.sessions.Done()
+		// Sessions outlive the HTTP request's context: they end with the server.
+		session.Serve(s.sessionCtx, conn, deps)
+	}}
+	s.http = &http.Server{Handler: h.Routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	return s, nil
+}
+
+// URL is where the web client is served.
+func (s *Server) URL() string { return s.url }
+
+// MediaAddrs are the local addresses media is received on.
+func (s *Server) MediaAddrs() []net.Addr { return s.engine.UDPAddrs() }
+
+// Hub exposes the rooms (tests and, later, the admin API).
+func (s *Server) Hub() *room.Hub { return s.hub }
+
+// Serve answers HTTP until ctx ends, then closes every session and socket.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(s.ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.http.Shutdown(shutdownCtx)
+	s.cancelSessions()
+	s.sessions.Wait()
+	s.hub.Close()
+	s.engine.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

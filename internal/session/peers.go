@@ -1,0 +1,236 @@
+package session
+
+import (
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/peer"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+func (s *Session) openPeerConnections() error {
+	var err error
+	if s.pub, err = s.deps.Engine.NewPublishPC(); err != nil {
+		return err
+	}
+	if s.sub, err = s.deps.Engine.NewSubscribePC(); err != nil {
+		return err
+	}
+	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: s.pub, signal.PCSubscribe: s.sub} {
+		name, pc := name, pc
+		pc.OnICECandidate(func(c *webrtc.ICECandidate) {
+			if c == nil {
+				return
+			}
+			init := c.ToJSON()
+			s.Send(signal.TypeCandidate, signal.TrickleCandidate{PC: name, Candidate: &signal.Candidate{
+				Candidate: init.Candidate, SDPMid: init.SDPMid, SDPMLineIndex: init.SDPMLineIndex,
+				UsernameFragment: init.UsernameFragment,
+			}})
+		})
+		pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+			if st == webrtc.PeerConnectionStateFailed {
+				s.cancel(errICEFailed)
+			}
+		})
+	}
+	s.pub.OnTrack(s.onTrack)
+	return nil
+}
+
+// onTrack runs on a pion goroutine when the client's media starts arriving.
+func (s *Session) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+	pc := s.pub
+	up := forward.NewUpTrack(forward.UpTrackParams{
+		Source: s.id,
+		Kind:   track.Kind(),
+		Track:  track,
+		SendKeyframeRequest: func(ssrc uint32) error {
+			return pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
+		},
+	})
+	s.goIn(&s.tracks, func() {
+		s.room.Publish(s, up)
+		up.Run()
+		s.room.Unpublish(s, up)
+	})
+}
+
+func (s *Session) handleOffer(m *signal.SDP) error {
+	if m.PC != signal.PCPublish {
+		return signal.Errorf(signal.CodeBadSDP, false, "offers are accepted on the publish connection only")
+	}
+	if err := s.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: m.SDP}); err != nil {
+		return signal.Errorf(signal.CodeBadSDP, false, "publish offer: %v", err)
+	}
+	s.flushCandidates(signal.PCPublish, s.pub)
+	answer, err := s.pub.CreateAnswer(nil)
+	if err != nil {
+		return signal.Errorf(signal.CodeBadSDP, false, "publish answer: %v", err)
+	}
+	if err := s.pub.SetLocalDescription(answer); err != nil {
+		return signal.Errorf(signal.CodeBadSDP, false, "publish answer: %v", err)
+	}
+	s.Send(signal.TypeAnswer, signal.SDP{PC: signal.PCPublish, SDP: answer.SDP})
+	return nil
+}
+
+func (s *Session) handleAnswer(m *signal.SDP) error {
+	if m.PC != signal.PCSubscribe || !s.nego.waiting() {
+		return signal.Errorf(signal.CodeBadSDP, false, "no offer is waiting for an answer on %s", m.PC)
+	}
+	if err := s.sub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}); err != nil {
+		// The offer stays outstanding: a broken answer must not wedge negotiation,
+		// so roll back and offer again.
+		_ = s.sub.SetLocalDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeRollback})
+		s.nego.answered()
+		s.nego.changed()
+		return signal.Errorf(signal.CodeBadSDP, false, "subscribe answer: %v", err)
+	}
+	s.nego.answered()
+	s.flushCandidates(signal.PCSubscribe, s.sub)
+	return nil
+}
+
+func (s *Session) handleCandidate(m *signal.TrickleCandidate) error {
+	if m.Candidate == nil || m.Candidate.Candidate == "" {
+		return nil // end of candidates: nothing to do for an ICE-lite-like server
+	}
+	c := webrtc.ICECandidateInit{
+		Candidate: m.Candidate.Candidate, SDPMid: m.Candidate.SDPMid,
+		SDPMLineIndex: m.Candidate.SDPMLineIndex, UsernameFragment: m.Candidate.UsernameFragment,
+	}
+	pc := s.pcNamed(m.PC)
+	if pc.RemoteDescription() == nil {
+		if len(s.pending[m.PC]) >= maxPendingCandidates {
+			return signal.Errorf(signal.CodeBadCandidate, false, "too many candidates before the description")
+		}
+		s.pending[m.PC] = append(s.pending[m.PC], c)
+		return nil
+	}
+	if err := pc.AddICECandidate(c); err != nil {
+		return signal.Errorf(signal.CodeBadCandidate, false, "%v", err)
+	}
+	return nil
+}
+
+const maxPendingCandidates = 64
+
+func (s *Session) flushCandidates(name string, pc *webrtc.PeerConnection) {
+	for _, c := range s.pending[name] {
+		if err := pc.AddICECandidate(c); err != nil {
+			s.sendError(signal.Errorf(signal.CodeBadCandidate, false, "%v", err))
+		}
+	}
+	delete(s.pending, name)
+}
+
+func (s *Session) pcNamed(name string) *webrtc.PeerConnection {
+	if name == signal.PCPublish {
+		return s.pub
+	}
+	return s.sub
+}
+
+// addDown starts sending d to this client and schedules a renegotiation.
+func (s *Session) addDown(d *forward.DownTrack) {
+	sender, err := s.sub.AddTrack(d)
+	if err != nil {
+		s.log.Warn("add track", "err", err)
+		return
+	}
+	s.senders[d] = sender
+	s.goOwned(func() {
+		d.ReadFeedback(func(b []byte) (int, error) {
+			n, _, err := sender.Read(b)
+			return n, err
+		})
+	})
+	s.nego.changed()
+}
+
+func (s *Session) removeDown(d *forward.DownTrack) {
+	sender, ok := s.senders[d]
+	if !ok {
+		return
+	}
+	delete(s.senders, d)
+	if err := s.sub.RemoveTrack(sender); err != nil {
+		s.log.Debug("remove track", "err", err)
+	}
+	s.nego.changed()
+}
+
+// shutdown leaves the room and closes both connections; afterwards no goroutine of
+// the session starts and every callback is a no-op.
+func (s *Session) shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.nego.stop()
+	for _, pc := range []*webrtc.PeerConnection{s.pub, s.sub} {
+		if pc != nil {
+			_ = pc.Close()
+		}
+	}
+	if s.room != nil {
+		// Up-track goroutines call the room until they end; wait before leaving it.
+		s.tracks.Wait()
+		s.deps.Hub.Leave(s.room, s)
+		s.log.Info("left", "cause", causeText(s.ctx))
+	}
+}
+
+func iceServers(e *peer.Engine) []signal.ICEServer {
+	out := []signal.ICEServer{}
+	for _, srv := range e.ICEServers() {
+		out = append(out, signal.ICEServer{URLs: srv.URLs})
+	}
+	return out
+}
+
+// negotiation serializes the SFU's offers on the subscribe connection: one offer at
+// a time, changes made meanwhile folded into the next one.
+type negotiation struct {
+	dirty   bool
+	offered bool
+	timer   *time.Timer
+}
+
+func (n *negotiation) changed()      { n.dirty = true }
+func (n *negotiation) waiting() bool { return n.offered }
+
+func (n *negotiation) answered() {
+	n.offered = false
+	n.stop()
+}
+
+func (n *negotiation) stop() {
+	if n.timer != nil {
+		n.timer.Stop()
+		n.timer = nil
+	}
+}
+
+// flush sends an offer when something changed and none is outstanding.
+func (n *negotiation) flush(s *Session) {
+	if !n.dirty || n.offered || s.ctx.Err() != nil {
+		return
+	}
+	n.dirty = false
+	offer, err := s.sub.CreateOffer(nil)
+	if err == nil {
+		err = s.sub.SetLocalDescription(offer)
+	}
+	if err != nil {
+		s.log.Error("subscribe offer", "err", err)
+		s.cancel(err)
+		return
+	}
+	n.offered = true
+	n.timer = time.NewTimer(s.deps.NegotiationTimeout)
+	s.Send(signal.TypeOffer, signal.SDP{PC: signal.PCSubscribe, SDP: offer.SDP})
+}

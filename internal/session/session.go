@@ -1,0 +1,240 @@
+// Package session runs one participant: its signaling WebSocket, its two peer
+// connections, and its membership in a room. One goroutine (the loop) owns the
+// session's state; readers, writers and pion callbacks hand work to it.
+package session
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/peer"
+	"github.com/podium-sfu/podium/internal/room"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Deps are the server-wide things a session uses.
+type Deps struct {
+	Engine *peer.Engine
+	Hub    *room.Hub
+	// ResumeKey signs resume secrets.
+	ResumeKey []byte
+	Log       *slog.Logger
+	// JoinTimeout bounds the wait for the first message.
+	JoinTimeout time.Duration
+	// NegotiationTimeout bounds the wait for an answer to a subscribe offer.
+	NegotiationTimeout time.Duration
+}
+
+// outQueueLen bounds the frames waiting for a slow client; overflowing closes it.
+const outQueueLen = 256
+
+// Session is one participant connection.
+type Session struct {
+	deps   Deps
+	conn   *websocket.Conn
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	out    chan []byte
+	work   *queue
+	wg     sync.WaitGroup // every goroutine the session starts
+	tracks sync.WaitGroup // the subset that forwards published tracks and calls the room
+
+	mu       sync.Mutex // guards closing, welcomed and early against pion callbacks and the room
+	closing  bool
+	welcomed bool
+	early    [][]byte // messages from the room that raced ahead of welcome
+
+	// Owned by the loop.
+	id, name string
+	room     *room.Room
+	pub, sub *webrtc.PeerConnection
+	nego     negotiation
+	senders  map[*forward.DownTrack]*webrtc.RTPSender
+	pending  map[string][]webrtc.ICECandidateInit // candidates before a remote description
+}
+
+var (
+	errReplaced  = errors.New("replaced by a resumed session")
+	errICEFailed = errors.New("ICE connection failed")
+)
+
+func causeText(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil {
+		return c.Error()
+	}
+	return ""
+}
+
+// Serve runs a session on an accepted WebSocket until it ends.
+func Serve(ctx context.Context, conn *websocket.Conn, deps Deps) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	s := &Session{
+		deps: deps, conn: conn, log: deps.Log, ctx: ctx, cancel: cancel,
+		out:     make(chan []byte, outQueueLen),
+		work:    newQueue(),
+		senders: map[*forward.DownTrack]*webrtc.RTPSender{},
+		pending: map[string][]webrtc.ICECandidateInit{},
+	}
+	conn.SetReadLimit(1 << 20)
+	in := make(chan signal.Incoming)
+	writerDone := make(chan struct{})
+	go func() { defer close(writerDone); s.writeLoop() }()
+	// Reads use their own context: cancelling the session must not tear the socket
+	// down before the writer has flushed the final error or bye.
+	readCtx, stopReading := context.WithCancel(context.Background())
+	defer stopReading()
+	s.goOwned(func() { s.readLoop(readCtx, in) })
+	s.run(in)
+	s.shutdown()
+	close(s.out)
+	<-writerDone
+	_ = conn.Close(closeCode(context.Cause(ctx)), "")
+	s.wg.Wait()
+}
+
+// goOwned starts f as a goroutine the session waits for, unless it is closing.
+func (s *Session) goOwned(f func()) bool { return s.goIn(&s.wg, f) }
+
+func (s *Session) goIn(wg *sync.WaitGroup, f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer s.recoverPanic()
+		f()
+	}()
+	return true
+}
+
+func (s *Session) recoverPanic() {
+	if r := recover(); r != nil {
+		s.log.Error("session goroutine panicked", "panic", r)
+		s.cancel(errors.New("internal error"))
+	}
+}
+
+func (s *Session) readLoop(ctx context.Context, in chan<- signal.Incoming) {
+	for {
+		_, frame, err := s.conn.Read(ctx)
+		if err != nil {
+			s.cancel(err)
+			return
+		}
+		msg, err := signal.Decode(frame)
+		if err != nil {
+			pe := signal.AsProtocolError(err)
+			s.sendError(pe)
+			if pe.Fatal {
+				s.cancel(pe)
+				return
+			}
+			continue
+		}
+		select {
+		case in <- msg:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Session) writeLoop() {
+	for frame := range s.out {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := s.conn.Write(ctx, websocket.MessageText, frame)
+		cancel()
+		if err != nil {
+			s.cancel(err)
+			for range s.out { // drain so senders never block
+			}
+			return
+		}
+	}
+}
+
+// Send implements room.Member: queue a message, closing a client too slow to read.
+func (s *Session) Send(typ string, body any) {
+	frame, err := signal.Encode(typ, body)
+	if err != nil {
+		s.log.Error("encode", "type", typ, "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return
+	}
+	if !s.welcomed && typ != signal.TypeError && typ != signal.TypeBye {
+		s.early = append(s.early, frame)
+		return
+	}
+	s.enqueueLocked(frame)
+}
+
+// sendFirst sends welcome, then whatever the room said before it.
+func (s *Session) sendFirst(w signal.Welcome) {
+	frame, err := signal.Encode(signal.TypeWelcome, w)
+	if err != nil {
+		s.cancel(err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.welcomed = true
+	s.enqueueLocked(frame)
+	for _, f := range s.early {
+		s.enqueueLocked(f)
+	}
+	s.early = nil
+}
+
+func (s *Session) enqueueLocked(frame []byte) {
+	if s.closing {
+		return
+	}
+	select {
+	case s.out <- frame:
+	default:
+		s.cancel(errors.New("client too slow: signaling queue full"))
+	}
+}
+
+func (s *Session) sendError(pe *signal.ProtocolError) {
+	s.Send(signal.TypeError, pe.ToMessage())
+}
+
+// ID implements room.Member.
+func (s *Session) ID() string { return s.id }
+
+// Replaced implements room.Member.
+func (s *Session) Replaced() { s.cancel(errReplaced) }
+
+// AddDownTrack implements room.Member.
+func (s *Session) AddDownTrack(d *forward.DownTrack) { s.work.push(func() { s.addDown(d) }) }
+
+// RemoveDownTrack implements room.Member.
+func (s *Session) RemoveDownTrack(d *forward.DownTrack) { s.work.push(func() { s.removeDown(d) }) }
+
+func closeCode(cause error) websocket.StatusCode {
+	var pe *signal.ProtocolError
+	switch {
+	case errors.As(cause, &pe):
+		return websocket.StatusPolicyViolation
+	case errors.Is(cause, errReplaced), errors.Is(cause, errLeft):
+		return websocket.StatusNormalClosure
+	default:
+		return websocket.StatusGoingAway
+	}
+}

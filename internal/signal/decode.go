@@ -1,0 +1,125 @@
+package signal
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Incoming is one decoded client message: Type plus exactly one non-nil body.
+type Incoming struct {
+	Type      string
+	Join      *Join
+	SDP       *SDP
+	Candidate *TrickleCandidate
+	Mute      *Mute
+	Ping      *Ping
+}
+
+// Decode parses and validates one client frame. Errors are *ProtocolError: fatal for
+// frames that cannot be understood, non-fatal for an unknown type.
+func Decode(frame []byte) (Incoming, error) {
+	if len(frame) > MaxFrameBytes {
+		return Incoming{}, Errorf(CodeTooLarge, true, "frame of %d bytes exceeds %d", len(frame), MaxFrameBytes)
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(frame, &head); err != nil {
+		return Incoming{}, Errorf(CodeBadMessage, true, "not a JSON object: %v", err)
+	}
+	in := Incoming{Type: head.Type}
+	var body any
+	switch head.Type {
+	case TypeJoin:
+		in.Join = &Join{}
+		body = in.Join
+	case TypeOffer, TypeAnswer:
+		in.SDP = &SDP{}
+		body = in.SDP
+	case TypeCandidate:
+		in.Candidate = &TrickleCandidate{}
+		body = in.Candidate
+	case TypeMute:
+		in.Mute = &Mute{}
+		body = in.Mute
+	case TypePing:
+		in.Ping = &Ping{}
+		body = in.Ping
+	case TypeLeave:
+		return in, nil
+	case "":
+		return Incoming{}, Errorf(CodeBadMessage, true, "missing \"type\"")
+	default:
+		return Incoming{}, Errorf(CodeUnknownType, false, "unknown message type %q", truncate(head.Type))
+	}
+	dec := json.NewDecoder(bytes.NewReader(frame))
+	dec.UseNumber()
+	if err := dec.Decode(body); err != nil {
+		return Incoming{}, Errorf(CodeBadMessage, true, "%s: %v", head.Type, err)
+	}
+	return in, validate(in)
+}
+
+func validate(in Incoming) error {
+	switch {
+	case in.Join != nil:
+		return validateJoin(in.Join)
+	case in.SDP != nil:
+		if in.SDP.PC != PCPublish && in.SDP.PC != PCSubscribe {
+			return Errorf(CodeBadMessage, true, "%s: pc must be %q or %q", in.Type, PCPublish, PCSubscribe)
+		}
+		if in.SDP.SDP == "" {
+			return Errorf(CodeBadSDP, false, "%s: empty sdp", in.Type)
+		}
+	case in.Candidate != nil:
+		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {
+			return Errorf(CodeBadMessage, true, "candidate: pc must be %q or %q", PCPublish, PCSubscribe)
+		}
+	}
+	return nil
+}
+
+func validateJoin(j *Join) error {
+	if j.Version != Version {
+		return Errorf(CodeBadVersion, true, "protocol version %d not supported, want %d", j.Version, Version)
+	}
+	if !ValidRoom(j.Room) {
+		return Errorf(CodeBadRoom, true, "room must be 1-64 characters of A-Z a-z 0-9 _ . -")
+	}
+	if n := utf8.RuneCountInString(j.Name); n < 1 || n > 64 || !utf8.ValidString(j.Name) || hasControl(j.Name) {
+		return Errorf(CodeBadName, true, "name must be 1-64 printable characters")
+	}
+	return nil
+}
+
+// ValidRoom reports whether s is an acceptable room name (also used for URL paths).
+func ValidRoom(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}

@@ -1,0 +1,50 @@
+package signal
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes (docs/protocol.md).
+const (
+	CodeBadMessage         = "bad-message"
+	CodeTooLarge           = "too-large"
+	CodeUnknownType        = "unknown-type"
+	CodeNotJoined          = "not-joined"
+	CodeBadVersion         = "bad-version"
+	CodeBadRoom            = "bad-room"
+	CodeBadName            = "bad-name"
+	CodeBadSDP             = "bad-sdp"
+	CodeBadCandidate       = "bad-candidate"
+	CodeNegotiationTimeout = "negotiation-timeout"
+	CodeInternal           = "internal"
+)
+
+// ProtocolError is an error that maps onto an error message for the client.
+type ProtocolError struct {
+	Code  string
+	Fatal bool
+	Err   error
+}
+
+func (e *ProtocolError) Error() string { return e.Code + ": " + e.Err.Error() }
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// Errorf builds a ProtocolError.
+func Errorf(code string, fatal bool, format string, args ...any) *ProtocolError {
+	return &ProtocolError{Code: code, Fatal: fatal, Err: fmt.Errorf(format, args...)}
+}
+
+// AsProtocolError maps any error onto a ProtocolError; unknown errors are fatal internal ones.
+func AsProtocolError(err error) *ProtocolError {
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &ProtocolError{Code: CodeInternal, Fatal: true, Err: err}
+}
+
+// ToMessage is the error message the client receives.
+func (e *ProtocolError) ToMessage() Error {
+	return Error{Code: e.Code, Message: e.Err.Error(), Fatal: e.Fatal}
+}

@@ -1,0 +1,128 @@
+// Package signal defines the signaling protocol's messages (docs/protocol.md) and
+// decodes untrusted frames into them. It knows nothing about rooms or pion.
+package signal
+
+import "encoding/json"
+
+// Version is the protocol version a client must send in join.
+const Version = 1
+
+// MaxFrameBytes bounds one signaling frame; larger frames close the connection.
+const MaxFrameBytes = 64 << 10
+
+// Message types.
+const (
+	TypeJoin      = "join"
+	TypeOffer     = "offer"
+	TypeAnswer    = "answer"
+	TypeCandidate = "candidate"
+	TypeMute      = "mute"
+	TypePing      = "ping"
+	TypeLeave     = "leave"
+	TypeWelcome   = "welcome"
+	TypePong      = "pong"
+	TypeError     = "error"
+	TypeBye       = "bye"
+	TypeJoined    = "participant-joined"
+	TypeUpdated   = "participant-updated"
+	TypeLeft      = "participant-left"
+)
+
+// Peer connection names.
+const (
+	PCPublish   = "publish"
+	PCSubscribe = "subscribe"
+)
+
+// Resume lets a reconnecting client keep its participant id.
+type Resume struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+}
+
+// Participant is what others know about a participant.
+type Participant struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	AudioMuted bool   `json:"audioMuted"`
+	VideoMuted bool   `json:"videoMuted"`
+}
+
+// ICEServer mirrors RTCIceServer.
+type ICEServer struct {
+	URLs       []string `json:"urls"`
+	Username   string   `json:"username,omitempty"`
+	Credential string   `json:"credential,omitempty"`
+}
+
+// Candidate mirrors RTCIceCandidateInit.
+type Candidate struct {
+	Candidate        string  `json:"candidate"`
+	SDPMid           *string `json:"sdpMid,omitempty"`
+	SDPMLineIndex    *uint16 `json:"sdpMLineIndex,omitempty"`
+	UsernameFragment *string `json:"usernameFragment,omitempty"`
+}
+
+// Join is the first client message.
+type Join struct {
+	Version int     `json:"version"`
+	Room    string  `json:"room"`
+	Name    string  `json:"name"`
+	Token   string  `json:"token,omitempty"`
+	Resume  *Resume `json:"resume,omitempty"`
+}
+
+// SDP is an offer or an answer for one of the two peer connections.
+type SDP struct {
+	PC  string `json:"pc"`
+	SDP string `json:"sdp"`
+}
+
+// TrickleCandidate carries one ICE candidate; Candidate nil means end of candidates.
+type TrickleCandidate struct {
+	PC        string     `json:"pc"`
+	Candidate *Candidate `json:"candidate"`
+}
+
+// Mute is the sender's own microphone and camera state.
+type Mute struct {
+	Audio bool `json:"audio"`
+	Video bool `json:"video"`
+}
+
+// Ping and Pong carry the client's timestamp back.
+type Ping struct {
+	TS json.Number `json:"ts"`
+}
+
+// Welcome answers a successful join.
+type Welcome struct {
+	Version      int           `json:"version"`
+	ID           string        `json:"id"`
+	Room         string        `json:"room"`
+	Resume       Resume        `json:"resume"`
+	Participants []Participant `json:"participants"`
+	ICEServers   []ICEServer   `json:"iceServers"`
+}
+
+// Error tells the client what went wrong; Fatal means the server closes right after.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Fatal   bool   `json:"fatal"`
+}
+
+// Bye ends the session for good.
+type Bye struct {
+	Reason string `json:"reason"`
+}
+
+// ParticipantEvent is participant-joined or participant-updated.
+type ParticipantEvent struct {
+	Participant Participant `json:"participant"`
+}
+
+// ParticipantLeft is participant-left.
+type ParticipantLeft struct {
+	ID string `json:"id"`
+}
