@@ -1,0 +1,323 @@
+// Package client is a Go participant speaking Podium's signaling protocol with real
+// ICE/DTLS/SRTP. Tests use it as a synthetic endpoint; the load generator builds on it.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/pion/interceptor"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Options configure a client.
+type Options struct {
+	URL  string // ws://host:port/ws
+	Room string
+	Name string
+	// Publish sends synthetic audio and video when true.
+	Publish bool
+	// Resume rejoins with a previous identity.
+	Resume *signal.Resume
+	// AnswerOffers false makes the client ignore subscribe offers (a misbehaving client).
+	IgnoreOffers bool
+}
+
+// Client is one connected participant.
+type Client struct {
+	opts   Options
+	conn   *websocket.Conn
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	pub, sub *webrtc.PeerConnection
+	media    *Media
+
+	mu     sync.Mutex
+	state  State
+	change chan struct{} // closed and replaced on every state change
+	writeM sync.Mutex
+}
+
+// State is what the client has learned; read it with Snapshot or Wait.
+type State struct {
+	ID           string
+	Resume       signal.Resume
+	Participants map[string]signal.Participant
+	Tracks       map[string]*TrackStats // by track id (kind-participant)
+	Errors       []signal.Error
+	Bye          string
+	Closed       error
+	Offers       int
+}
+
+// TrackStats counts what arrived on one received track.
+type TrackStats struct {
+	Source    string
+	Kind      string
+	Packets   int
+	Bytes     int
+	Keyframes int
+	FirstSeen time.Time
+	LastSeen  time.Time
+}
+
+// Dial connects, joins and (if asked) publishes. It returns after welcome.
+func Dial(ctx context.Context, opts Options) (*Client, error) {
+	conn, _, err := websocket.Dial(ctx, opts.URL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", opts.URL, err)
+	}
+	conn.SetReadLimit(1 << 20)
+	cctx, cancel := context.WithCancel(context.Background())
+	c := &Client{opts: opts, conn: conn, ctx: cctx, cancel: cancel, change: make(chan struct{})}
+	c.state.Participants = map[string]signal.Participant{}
+	c.state.Tracks = map[string]*TrackStats{}
+	if err := c.openPeerConnections(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); c.readLoop() }()
+	if err := c.Send(signal.TypeJoin, signal.Join{Version: signal.Version, Room: opts.Room, Name: opts.Name, Resume: opts.Resume}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.Wait(ctx, func(s *State) bool { return s.ID != "" || s.Closed != nil || len(s.Errors) > 0 }); err != nil {
+		c.Close()
+		return nil, err
+	}
+	st := c.Snapshot()
+	if st.ID == "" {
+		c.Close()
+		if len(st.Errors) > 0 {
+			return nil, fmt.Errorf("join refused: %s: %s", st.Errors[0].Code, st.Errors[0].Message)
+		}
+		return nil, fmt.Errorf("join: %w", st.Closed)
+	}
+	if opts.Publish {
+		if err := c.publish(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func newAPI() (*webrtc.API, error) {
+	m := &webrtc.MediaEngine{}
+	if err := m.RegisterDefaultCodecs(); err != nil {
+		return nil, err
+	}
+	r := &interceptor.Registry{}
+	if err := webrtc.RegisterDefaultInterceptors(m, r); err != nil {
+		return nil, err
+	}
+	var s webrtc.SettingEngine
+	s.SetIncludeLoopbackCandidate(true)
+	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(r), webrtc.WithSettingEngine(s)), nil
+}
+
+func (c *Client) openPeerConnections() error {
+	api, err := newAPI()
+	if err != nil {
+		return err
+	}
+	if c.pub, err = api.NewPeerConnection(webrtc.Configuration{}); err != nil {
+		return err
+	}
+	if c.sub, err = api.NewPeerConnection(webrtc.Configuration{}); err != nil {
+		return err
+	}
+	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: c.pub, signal.PCSubscribe: c.sub} {
+		name := name
+		pc.OnICECandidate(func(cand *webrtc.ICECandidate) {
+			if cand == nil {
+				return
+			}
+			init := cand.ToJSON()
+			_ = c.Send(signal.TypeCandidate, signal.TrickleCandidate{PC: name, Candidate: &signal.Candidate{
+				Candidate: init.Candidate, SDPMid: init.SDPMid, SDPMLineIndex: init.SDPMLineIndex,
+			}})
+		})
+	}
+	c.sub.OnTrack(c.onTrack)
+	return nil
+}
+
+// Send writes one message.
+func (c *Client) Send(typ string, body any) error {
+	frame, err := signal.Encode(typ, body)
+	if err != nil {
+		return err
+	}
+	return c.SendRaw(frame)
+}
+
+// SendRaw writes one frame as is (for malformed-input tests).
+func (c *Client) SendRaw(frame []byte) error {
+	c.writeM.Lock()
+	defer c.writeM.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	return c.conn.Write(ctx, websocket.MessageText, frame)
+}
+
+// Snapshot copies the state.
+func (c *Client) Snapshot() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.state
+	s.Participants = make(map[string]signal.Participant, len(c.state.Participants))
+	for k, v := range c.state.Participants {
+		s.Participants[k] = v
+	}
+	s.Tracks = make(map[string]*TrackStats, len(c.state.Tracks))
+	for k, v := range c.state.Tracks {
+		cp := *v
+		s.Tracks[k] = &cp
+	}
+	s.Errors = append([]signal.Error(nil), c.state.Errors...)
+	return s
+}
+
+// Wait blocks until cond holds on the state or ctx ends.
+func (c *Client) Wait(ctx context.Context, cond func(*State) bool) error {
+	for {
+		c.mu.Lock()
+		ok := cond(&c.state)
+		ch := c.change
+		c.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-time.After(100 * time.Millisecond): // track counters change without notifying
+		}
+	}
+}
+
+func (c *Client) update(f func(*State)) {
+	c.mu.Lock()
+	f(&c.state)
+	close(c.change)
+	c.change = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// Close leaves (without saying goodbye) and releases everything.
+func (c *Client) Close() {
+	c.cancel()
+	_ = c.conn.CloseNow()
+	if c.media != nil {
+		c.media.stop()
+	}
+	for _, pc := range []*webrtc.PeerConnection{c.pub, c.sub} {
+		if pc != nil {
+			_ = pc.Close()
+		}
+	}
+	c.wg.Wait()
+}
+
+// Leave says leave, then closes.
+func (c *Client) Leave() {
+	_ = c.Send(signal.TypeLeave, struct{}{})
+	c.Close()
+}
+
+var errClosedByServer = errors.New("connection closed")
+
+func (c *Client) readLoop() {
+	for {
+		_, frame, err := c.conn.Read(c.ctx)
+		if err != nil {
+			c.update(func(s *State) { s.Closed = fmt.Errorf("%w: %v", errClosedByServer, err) })
+			return
+		}
+		c.handle(frame)
+	}
+}
+
+func (c *Client) handle(frame []byte) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(frame, &head) != nil {
+		return
+	}
+	switch head.Type {
+	case signal.TypeWelcome:
+		var w signal.Welcome
+		_ = json.Unmarshal(frame, &w)
+		c.update(func(s *State) {
+			s.ID, s.Resume = w.ID, w.Resume
+			for _, p := range w.Participants {
+				s.Participants[p.ID] = p
+			}
+		})
+	case signal.TypeJoined, signal.TypeUpdated:
+		var e signal.ParticipantEvent
+		_ = json.Unmarshal(frame, &e)
+		c.update(func(s *State) { s.Participants[e.Participant.ID] = e.Participant })
+	case signal.TypeLeft:
+		var e signal.ParticipantLeft
+		_ = json.Unmarshal(frame, &e)
+		c.update(func(s *State) { delete(s.Participants, e.ID) })
+	case signal.TypeOffer:
+		var m signal.SDP
+		_ = json.Unmarshal(frame, &m)
+		c.update(func(s *State) { s.Offers++ })
+		if !c.opts.IgnoreOffers {
+			c.answer(m)
+		}
+	case signal.TypeAnswer:
+		var m signal.SDP
+		_ = json.Unmarshal(frame, &m)
+		_ = c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP})
+	case signal.TypeCandidate:
+		var m signal.TrickleCandidate
+		_ = json.Unmarshal(frame, &m)
+		if m.Candidate != nil {
+			pc := c.pub
+			if m.PC == signal.PCSubscribe {
+				pc = c.sub
+			}
+			_ = pc.AddICECandidate(webrtc.ICECandidateInit{Candidate: m.Candidate.Candidate, SDPMid: m.Candidate.SDPMid, SDPMLineIndex: m.Candidate.SDPMLineIndex})
+		}
+	case signal.TypeError:
+		var e signal.Error
+		_ = json.Unmarshal(frame, &e)
+		c.update(func(s *State) { s.Errors = append(s.Errors, e) })
+	case signal.TypeBye:
+		var b signal.Bye
+		_ = json.Unmarshal(frame, &b)
+		c.update(func(s *State) { s.Bye = b.Reason })
+	}
+}
+
+func (c *Client) answer(m signal.SDP) {
+	if err := c.sub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: m.SDP}); err != nil {
+		return
+	}
+	ans, err := c.sub.CreateAnswer(nil)
+	if err != nil {
+		return
+	}
+	if err := c.sub.SetLocalDescription(ans); err != nil {
+		return
+	}
+	_ = c.Send(signal.TypeAnswer, signal.SDP{PC: signal.PCSubscribe, SDP: ans.SDP})
+}

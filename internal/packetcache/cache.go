@@ -1,0 +1,178 @@
+// Package packetcache keeps the most recent RTP packets of one stream so NACKs
+// can be answered without asking the sender again.
+//
+// A Cache is one contiguous buffer of fixed-size slots allocated up front;
+// storing and fetching never allocate. Packets are keyed by their 16-bit RTP
+// sequence number, unwrapped internally to a 64-bit extended number so a
+// number reused after wraparound never returns the older packet.
+//
+// A Cache is not safe for concurrent use: its owner either is the single
+// goroutine touching it or holds a lock around every call.
+package packetcache
+
+import (
+	"errors"
+	"time"
+)
+
+const (
+	// DefaultSlotSize fits any packet of a 1500-byte Ethernet MTU.
+	DefaultSlotSize = 1500
+	// MaxCapacity is half the sequence number space: with more slots two
+	// cached packets could carry the same 16-bit number.
+	MaxCapacity = 1 << 15
+)
+
+var (
+	// ErrBadConfig means New got a capacity that is not a power of two
+	// between 1 and MaxCapacity, or a slot size that is not positive.
+	ErrBadConfig = errors.New("packetcache: bad capacity or slot size")
+	// ErrTooLarge means a packet does not fit in a slot; it is not stored.
+	ErrTooLarge = errors.New("packetcache: packet larger than slot")
+	// ErrTooOld means a packet is older than everything the cache holds but
+	// too recent to mean the stream restarted; storing it would evict a
+	// newer packet, so it is dropped.
+	ErrTooOld = errors.New("packetcache: packet older than the cache window")
+)
+
+// Cache is a ring of the last Capacity packets by sequence number.
+type Cache struct {
+	buf      []byte // capacity × slotSize bytes
+	slots    []slot
+	slotSize int
+	mask     uint64
+	highest  uint64 // extended sequence number of the newest packet; 0 = none yet
+}
+
+type slot struct {
+	ext    uint64 // extended sequence number held; 0 = empty
+	n      int
+	sentAt time.Time
+}
+
+// origin is the extended number of the first stored packet's cycle. It keeps
+// extended numbers positive (0 can mean "empty") even for packets that
+// arrive late from before the first one.
+const origin = 1 << 32
+
+// New returns a cache of capacity slots of slotSize bytes each. Capacity
+// must be a power of two, so a slot index is a mask of the sequence number.
+func New(capacity, slotSize int) (*Cache, error) {
+	if capacity <= 0 || capacity > MaxCapacity || capacity&(capacity-1) != 0 || slotSize <= 0 {
+		return nil, ErrBadConfig
+	}
+	return &Cache{
+		buf:      make([]byte, capacity*slotSize),
+		slots:    make([]slot, capacity),
+		slotSize: slotSize,
+		mask:     uint64(capacity - 1),
+	}, nil
+}
+
+// Capacity returns the number of slots.
+func (c *Cache) Capacity() int { return len(c.slots) }
+
+// SlotSize returns the largest packet the cache stores.
+func (c *Cache) SlotSize() int { return c.slotSize }
+
+// Reset forgets every packet, for example when the stream restarts with an
+// unrelated sequence number.
+func (c *Cache) Reset() {
+	clear(c.slots)
+	c.highest = 0
+}
+
+// extend unwraps seq to the extended number nearest the newest packet:
+// up to 32768 before it or 32767 after it.
+func (c *Cache) extend(seq uint16) uint64 {
+	if c.highest == 0 {
+		return origin + uint64(seq)
+	}
+	return c.highest + uint64(int64(int16(seq-uint16(c.highest))))
+}
+
+// Store copies pkt in as packet seq, sent (or received) at now. A newer
+// packet overwrites the oldest slot; a late one fills its slot if the cache
+// still covers it. Storing a sequence number again replaces the packet.
+//
+// With the cache holding the last C numbers up to the newest, a packet
+// between C and 2C behind the newest is a straggler: ErrTooOld. One 2C or
+// more behind means the numbering jumped (the sender restarted, or a stray
+// packet had pushed the window ahead): the cache forgets everything and
+// starts again from it. Either way a discontinuity stalls the cache for at
+// most C packets.
+func (c *Cache) Store(seq uint16, pkt []byte, now time.Time) error {
+	if len(pkt) > c.slotSize {
+		return ErrTooLarge
+	}
+	ext := c.extend(seq)
+	if c.highest != 0 && ext+uint64(len(c.slots)) <= c.highest {
+		if ext+2*uint64(len(c.slots)) > c.highest {
+			return ErrTooOld
+		}
+		c.Reset()
+		ext = c.extend(seq)
+	}
+	c.highest = max(c.highest, ext)
+	i := ext & c.mask
+	off := int(i) * c.slotSize
+	copy(c.buf[off:off+c.slotSize], pkt)
+	c.slots[i] = slot{ext: ext, n: len(pkt), sentAt: now}
+	return nil
+}
+
+// lookup returns the slot holding seq, or nil if it was never stored, was
+// evicted, or the number refers to another wrap cycle. Packets behind the
+// window count as evicted even when a jump left their slot untouched, so
+// what Get sees does not depend on the gaps in between.
+func (c *Cache) lookup(seq uint16) *slot {
+	if c.highest == 0 {
+		return nil
+	}
+	ext := c.extend(seq)
+	if ext+uint64(len(c.slots)) <= c.highest {
+		return nil
+	}
+	s := &c.slots[ext&c.mask]
+	if s.ext != ext {
+		return nil
+	}
+	return s
+}
+
+// Get copies packet seq into dst and returns its length and when it was last
+// sent (stored or marked resent). ok is false if the packet is not cached or
+// dst is shorter than it; size dst to SlotSize to avoid the latter.
+func (c *Cache) Get(seq uint16, dst []byte) (n int, sentAt time.Time, ok bool) {
+	s := c.lookup(seq)
+	if s == nil || len(dst) < s.n {
+		return 0, time.Time{}, false
+	}
+	off := int(s.ext&c.mask) * c.slotSize
+	return copy(dst, c.buf[off:off+s.n]), s.sentAt, true
+}
+
+// MarkResent records that packet seq was sent again at now. It reports
+// whether the packet is cached.
+func (c *Cache) MarkResent(seq uint16, now time.Time) bool {
+	s := c.lookup(seq)
+	if s == nil {
+		return false
+	}
+	s.sentAt = now
+	return true
+}
+
+// Resend answers one NACKed packet: it copies packet seq into dst and marks
+// it resent at now, unless the packet was (re)sent less than rtt before now.
+// A NACK that soon was sent before the receiver could have seen the last
+// copy, so resending would only duplicate it (thesis ch. 8).
+func (c *Cache) Resend(seq uint16, dst []byte, now time.Time, rtt time.Duration) (n int, ok bool) {
+	s := c.lookup(seq)
+	if s == nil || len(dst) < s.n || now.Sub(s.sentAt) < rtt {
+		return 0, false
+	}
+	s.sentAt = now
+	off := int(s.ext&c.mask) * c.slotSize
+	return copy(dst, c.buf[off:off+s.n]), true
+}
