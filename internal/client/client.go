@@ -221,13 +221,14 @@ func (c *Client) update(f func(*State)) {
 func (c *Client) Close() {
 	c.cancel()
 	_ = c.conn.CloseNow()
-	if c.media != nil {
-		c.media.stop()
-	}
+	// Closing the connections first ends the RTCP readers that media.stop waits for.
 	for _, pc := range []*webrtc.PeerConnection{c.pub, c.sub} {
 		if pc != nil {
 			_ = pc.Close()
 		}
+	}
+	if c.media != nil {
+		c.media.stop()
 	}
 	c.wg.Wait()
 }

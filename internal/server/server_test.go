@@ -30,6 +30,7 @@ func startServer(t *testing.T, opts Options) *Server {
 		logOut = os.Stderr
 	}
 	srv, err := New(cfg, opts, slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	_ = logOut
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +45,8 @@ func startServer(t *testing.T, opts Options) *Server {
 	})
 	return srv
 }
+
+func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func wsURL(s *Server) string {
 	return "ws" + strings.TrimPrefix(s.URL(), "http") + "ws"

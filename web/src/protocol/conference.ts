@@ -1,0 +1,704 @@
+// Conference: one participant's session with the Podium SFU (docs/protocol.md).
+//
+// It owns the signaling WebSocket and the two peer connections (publish and
+// subscribe), keeps the participant list and the remote tracks, and emits
+// typed events. It reconnects by itself, resuming the same participant id.
+// It has no UI and reads neither the clock nor the browser globals directly
+// when the corresponding options are given.
+
+import { Emitter } from './emitter';
+import {
+  browserCodecs,
+  browserPeerConnection,
+  browserWebSocket,
+  defaultSignalingUrl,
+  realClock,
+  WS_OPEN,
+  type Clock,
+  type CodecLike,
+  type PeerConnectionConfig,
+  type PeerConnectionLike,
+  type TimerHandle,
+  type TrackEventLike,
+  type TransceiverLike,
+  type WebSocketLike,
+} from './env';
+import {
+  parseServerMessage,
+  PROTOCOL_VERSION,
+  type ClientMessage,
+  type ErrorMessage,
+  type JoinMessage,
+  type Participant,
+  type PcName,
+  type Resume,
+  type ServerMessage,
+  type WelcomeMessage,
+} from './messages';
+import { PeerLink } from './peer';
+import {
+  inboundStats,
+  outboundStats,
+  parseTrackId,
+  type ConferenceStats,
+  type MediaKind,
+  type TrackRef,
+} from './stats';
+
+export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
+
+export interface LocalState {
+  audioMuted: boolean;
+  videoMuted: boolean;
+}
+
+export interface RemoteTrack {
+  track: MediaStreamTrack;
+  stream: MediaStream | null;
+}
+
+export interface RemoteTracks {
+  audio?: RemoteTrack;
+  video?: RemoteTrack;
+}
+
+/** Why the conference ended for good (no reconnect follows). */
+export type CloseReason = 'left' | 'bye' | 'error';
+
+export interface ConferenceEvents {
+  /** Signaling state: idle → connecting → connected ⇄ reconnecting → closed. */
+  'connection-state': { state: ConnectionState; previous: ConnectionState };
+  /** A `welcome` was received (first join and every reconnect). */
+  welcome: { id: string; room: string; resumed: boolean };
+  /** A participant became known: from `welcome` or `participant-joined`. */
+  'participant-joined': { participant: Participant };
+  'participant-updated': { participant: Participant; previous: Participant };
+  'participant-left': { id: string; participant: Participant };
+  /** A remote track for `participantId` (replaces any earlier one of that kind). */
+  'track-added': {
+    participantId: string;
+    kind: MediaKind;
+    track: MediaStreamTrack;
+    stream: MediaStream | null;
+  };
+  'track-removed': { participantId: string; kind: MediaKind; track: MediaStreamTrack };
+  /** The local mute state changed (see mute()). */
+  'local-state': LocalState;
+  /** connectionState of one of the two peer connections. */
+  'peer-state': { pc: PcName; state: RTCPeerConnectionState };
+  /** The session was lost; a new attempt starts after delayMs. */
+  reconnecting: { attempt: number; delayMs: number; reason: string };
+  /** A `welcome` arrived again after the session had been lost. */
+  reconnected: { id: string; attempts: number };
+  /** A server `error` message, or a client-side problem (source 'client'). */
+  error: { code: string; message: string; fatal: boolean; source: 'server' | 'client' };
+  /** The conference ended and will not reconnect. */
+  closed: { reason: CloseReason; message: string };
+}
+
+export interface Logger {
+  debug(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+}
+
+export interface BackoffOptions {
+  initialMs: number;
+  factor: number;
+  maxMs: number;
+}
+
+export interface ConferenceOptions {
+  room: string;
+  name: string;
+  /** Reserved for access control; sent in `join` when set. */
+  token?: string;
+  /** Camera and microphone to publish (first audio and first video track). */
+  localStream?: MediaStream | null;
+  /** Signaling URL; default `ws(s)://<location.host>/ws`. */
+  url?: string;
+  createWebSocket?: (url: string) => WebSocketLike;
+  createPeerConnection?: (config: PeerConnectionConfig) => PeerConnectionLike;
+  /** Receivable codecs of a kind (for VP8 preference); default RTCRtpReceiver.getCapabilities. */
+  codecs?: (kind: 'audio' | 'video') => CodecLike[] | null;
+  clock?: Clock;
+  pingIntervalMs?: number;
+  pongTimeoutMs?: number;
+  /** How long a peer connection may stay `disconnected` before reconnecting. */
+  disconnectedTimeoutMs?: number;
+  backoff?: Partial<BackoffOptions>;
+  videoMaxBitrate?: number;
+  logger?: Logger;
+}
+
+const consoleLogger: Logger = {
+  debug: () => {},
+  warn: (...args) => console.warn('[podium]', ...args),
+};
+
+interface Session {
+  readonly ws: WebSocketLike;
+  publish: PeerLink | null;
+  subscribe: PeerLink | null;
+  welcomed: boolean;
+  pingTimer: TimerHandle | null;
+  watchdogTimer: TimerHandle | null;
+  readonly disconnectTimers: Map<PcName, TimerHandle>;
+}
+
+export class Conference {
+  readonly room: string;
+  readonly name: string;
+
+  private readonly opts: ConferenceOptions;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly backoff: BackoffOptions;
+  private readonly emitter: Emitter<ConferenceEvents>;
+
+  private session: Session | null = null;
+  private connState: ConnectionState = 'idle';
+  private ownId: string | null = null;
+  private resume: Resume | null = null;
+  private everWelcomed = false;
+  private terminal = false;
+  private attempt = 0;
+  private reconnectTimer: TimerHandle | null = null;
+  private lastRtt: number | null = null;
+
+  private local: LocalState = { audioMuted: false, videoMuted: false };
+  private readonly localStream: MediaStream | null;
+
+  private readonly people = new Map<string, Participant>();
+  private readonly remote = new Map<string, RemoteTracks>();
+  /** Receiver track id → participant, for track removal and getStats(). */
+  private readonly trackIndex = new Map<string, TrackRef>();
+  /** Transceiver mid → participant, getStats() fallback without trackIdentifier. */
+  private readonly midIndex = new Map<string, TrackRef>();
+  private readonly watched = new WeakSet<object>();
+
+  constructor(opts: ConferenceOptions) {
+    this.opts = opts;
+    this.room = opts.room;
+    this.name = opts.name;
+    this.localStream = opts.localStream ?? null;
+    this.clock = opts.clock ?? realClock;
+    this.log = opts.logger ?? consoleLogger;
+    this.backoff = { initialMs: 300, factor: 2, maxMs: 3000, ...opts.backoff };
+    this.emitter = new Emitter((err) => this.log.warn('event listener threw', err));
+  }
+
+  // ---- public API ----------------------------------------------------------
+
+  on<K extends keyof ConferenceEvents>(
+    type: K,
+    fn: (event: ConferenceEvents[K]) => void,
+  ): () => void {
+    return this.emitter.on(type, fn);
+  }
+
+  off<K extends keyof ConferenceEvents>(type: K, fn: (event: ConferenceEvents[K]) => void): void {
+    this.emitter.off(type, fn);
+  }
+
+  /** Own participant id from the last `welcome`, or null before the first one. */
+  get id(): string | null {
+    return this.ownId;
+  }
+
+  get state(): ConnectionState {
+    return this.connState;
+  }
+
+  get localState(): LocalState {
+    return { ...this.local };
+  }
+
+  /** Round-trip time of the last ping, in ms. */
+  get rtt(): number | null {
+    return this.lastRtt;
+  }
+
+  /** The other participants, by id. */
+  get participants(): ReadonlyMap<string, Participant> {
+    return this.people;
+  }
+
+  /** Current remote tracks of a participant. */
+  tracks(participantId: string): RemoteTracks {
+    return { ...this.remote.get(participantId) };
+  }
+
+  /** Connects and joins the room. Call once. */
+  join(): void {
+    if (this.connState !== 'idle') throw new Error('Conference.join: already started');
+    this.setState('connecting');
+    this.openSession();
+  }
+
+  /** Leaves the room for good. */
+  leave(): void {
+    if (this.terminal) return;
+    if (this.session) this.send(this.session, { type: 'leave' });
+    this.terminate('left', 'left the room');
+  }
+
+  /** Sets the local microphone / camera muted state (true = muted). */
+  mute(audio: boolean, video: boolean): void {
+    this.local = { audioMuted: audio, videoMuted: video };
+    this.applyLocalEnabled();
+    const s = this.session;
+    if (s?.welcomed) this.send(s, { type: 'mute', audio, video });
+    this.emitter.emit('local-state', this.localState);
+  }
+
+  /** Inbound stats per remote participant and outbound stats of the publish connection. */
+  async stats(): Promise<ConferenceStats> {
+    const s = this.session;
+    const result: ConferenceStats = { timestamp: this.clock.now(), inbound: [], outbound: [] };
+    if (!s) return result;
+    const [sub, pub] = await Promise.all([
+      s.subscribe ? s.subscribe.pc.getStats().catch(() => null) : null,
+      s.publish ? s.publish.pc.getStats().catch(() => null) : null,
+    ]);
+    if (sub) result.inbound = inboundStats(sub, (t, mid) => this.resolveStatsTrack(t, mid));
+    if (pub) result.outbound = outboundStats(pub);
+    return result;
+  }
+
+  // ---- session lifecycle ---------------------------------------------------
+
+  private openSession(): void {
+    const url = this.opts.url ?? defaultSignalingUrl();
+    let ws: WebSocketLike;
+    try {
+      ws = (this.opts.createWebSocket ?? browserWebSocket)(url);
+    } catch (err) {
+      this.log.warn('cannot open signaling connection', err);
+      this.scheduleReconnect('cannot open signaling connection');
+      return;
+    }
+    const s: Session = {
+      ws,
+      publish: null,
+      subscribe: null,
+      welcomed: false,
+      pingTimer: null,
+      watchdogTimer: null,
+      disconnectTimers: new Map(),
+    };
+    this.session = s;
+    ws.onopen = () => {
+      if (s !== this.session) return;
+      const join: JoinMessage = {
+        type: 'join',
+        version: PROTOCOL_VERSION,
+        room: this.room,
+        name: this.name,
+      };
+      if (this.opts.token !== undefined) join.token = this.opts.token;
+      if (this.resume) join.resume = this.resume;
+      this.send(s, join);
+      this.schedulePing(s);
+    };
+    ws.onmessage = (ev) => {
+      if (s !== this.session || typeof ev.data !== 'string') return;
+      const msg = parseServerMessage(ev.data);
+      if (!msg) {
+        this.log.debug('ignored message', ev.data);
+        return;
+      }
+      this.handle(s, msg);
+    };
+    ws.onclose = (ev) => {
+      this.lost(s, `signaling connection closed (${ev.code}${ev.reason ? ` ${ev.reason}` : ''})`);
+    };
+    ws.onerror = () => {
+      // A close event follows; that is where we react.
+    };
+    this.armWatchdog(s);
+  }
+
+  /** The session is dead but the conference is not: start over with backoff. */
+  private lost(s: Session, reason: string): void {
+    if (s !== this.session || this.terminal) return;
+    this.log.warn('connection lost:', reason);
+    this.teardown(s);
+    this.scheduleReconnect(reason);
+  }
+
+  private scheduleReconnect(reason: string): void {
+    this.attempt++;
+    const { initialMs, factor, maxMs } = this.backoff;
+    const delayMs = Math.min(initialMs * factor ** (this.attempt - 1), maxMs);
+    this.setState(this.everWelcomed ? 'reconnecting' : 'connecting');
+    this.emitter.emit('reconnecting', { attempt: this.attempt, delayMs, reason });
+    this.reconnectTimer = this.clock.setTimeout(() => {
+      this.reconnectTimer = null;
+      if (!this.terminal) this.openSession();
+    }, delayMs);
+  }
+
+  /** Ends the conference for good. */
+  private terminate(reason: CloseReason, message: string): void {
+    if (this.terminal) return;
+    this.terminal = true;
+    if (this.reconnectTimer !== null) {
+      this.clock.clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = null;
+    }
+    if (this.session) this.teardown(this.session);
+    for (const id of [...this.people.keys()]) this.removeParticipant(id);
+    this.setState('closed');
+    this.emitter.emit('closed', { reason, message });
+  }
+
+  /** Closes the WebSocket and both peer connections of a session. */
+  private teardown(s: Session): void {
+    if (this.session === s) this.session = null;
+    for (const t of [s.pingTimer, s.watchdogTimer, ...s.disconnectTimers.values()]) {
+      if (t !== null) this.clock.clearTimeout(t);
+    }
+    s.pingTimer = null;
+    s.watchdogTimer = null;
+    s.disconnectTimers.clear();
+    const ws = s.ws;
+    ws.onopen = null;
+    ws.onmessage = null;
+    ws.onclose = null;
+    ws.onerror = null;
+    try {
+      ws.close(1000);
+    } catch (err) {
+      this.log.debug('ws close', err);
+    }
+    s.publish?.close();
+    s.subscribe?.close();
+    // The remote tracks died with the subscribe connection.
+    for (const [pid, tracks] of [...this.remote]) {
+      for (const kind of ['audio', 'video'] as const) {
+        if (tracks[kind]) this.dropTrack(pid, kind);
+      }
+    }
+    this.trackIndex.clear();
+    this.midIndex.clear();
+  }
+
+  private send(s: Session, msg: ClientMessage): void {
+    if (s.ws.readyState !== WS_OPEN) return;
+    try {
+      s.ws.send(JSON.stringify(msg));
+    } catch (err) {
+      this.log.warn('send failed', err);
+    }
+  }
+
+  private setState(state: ConnectionState): void {
+    const previous = this.connState;
+    if (previous === state) return;
+    this.connState = state;
+    this.emitter.emit('connection-state', { state, previous });
+  }
+
+  // ---- keepalive -----------------------------------------------------------
+
+  private schedulePing(s: Session): void {
+    s.pingTimer = this.clock.setTimeout(() => {
+      if (s !== this.session) return;
+      this.send(s, { type: 'ping', ts: this.clock.now() });
+      this.schedulePing(s);
+    }, this.opts.pingIntervalMs ?? 5000);
+  }
+
+  /** Declares the session dead when no `pong` arrives in time. */
+  private armWatchdog(s: Session): void {
+    if (s.watchdogTimer !== null) this.clock.clearTimeout(s.watchdogTimer);
+    s.watchdogTimer = this.clock.setTimeout(() => {
+      s.watchdogTimer = null;
+      this.lost(s, 'keepalive timeout');
+    }, this.opts.pongTimeoutMs ?? 12000);
+  }
+
+  // ---- message handlers ----------------------------------------------------
+
+  private handle(s: Session, msg: ServerMessage): void {
+    switch (msg.type) {
+      case 'welcome':
+        return this.onWelcome(s, msg);
+      case 'offer':
+        if (msg.pc !== 'subscribe') return this.log.warn('ignored offer for', msg.pc);
+        void s.subscribe?.answerOffer(msg.sdp);
+        return;
+      case 'answer':
+        if (msg.pc !== 'publish') return this.log.warn('ignored answer for', msg.pc);
+        void s.publish?.applyAnswer(msg.sdp);
+        return;
+      case 'candidate': {
+        const link = msg.pc === 'publish' ? s.publish : s.subscribe;
+        link?.addRemoteCandidate(msg.candidate);
+        return;
+      }
+      case 'participant-joined':
+      case 'participant-updated':
+        return this.upsertParticipant(msg.participant);
+      case 'participant-left':
+        return this.removeParticipant(msg.id);
+      case 'pong':
+        if (msg.ts > 0 && msg.ts <= this.clock.now()) this.lastRtt = this.clock.now() - msg.ts;
+        return this.armWatchdog(s);
+      case 'error':
+        return this.onError(s, msg);
+      case 'bye':
+        return this.terminate('bye', msg.reason || 'the server ended the session');
+    }
+  }
+
+  private onWelcome(s: Session, msg: WelcomeMessage): void {
+    if (s.welcomed) return this.log.warn('ignored second welcome');
+    s.welcomed = true;
+    const resumed = this.everWelcomed;
+    const attempts = this.attempt;
+    this.everWelcomed = true;
+    this.attempt = 0;
+    this.ownId = msg.id;
+    this.resume = msg.resume;
+    this.emitter.emit('welcome', { id: msg.id, room: msg.room, resumed });
+    this.reconcile(msg.participants);
+    this.setState('connected');
+
+    const config: PeerConnectionConfig = { iceServers: msg.iceServers };
+    s.publish = this.createLink(s, 'publish', config);
+    s.subscribe = this.createLink(s, 'subscribe', config);
+    this.addLocalTransceivers(s.publish.pc);
+    void s.publish.offer();
+    // A resumed session may carry a stale mute state; always restate ours then.
+    if (resumed || this.local.audioMuted || this.local.videoMuted) {
+      this.send(s, { type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
+    }
+    if (resumed) this.emitter.emit('reconnected', { id: msg.id, attempts });
+  }
+
+  private onError(s: Session, msg: ErrorMessage): void {
+    this.emitter.emit('error', {
+      code: msg.code,
+      message: msg.message,
+      fatal: msg.fatal,
+      source: 'server',
+    });
+    if (!msg.fatal) return;
+    // Server-side failures and a missed negotiation are transient: start over.
+    if (msg.code === 'internal' || msg.code === 'negotiation-timeout') {
+      this.lost(s, `server error: ${msg.message || msg.code}`);
+    } else this.terminate('error', `${msg.code}: ${msg.message}`);
+  }
+
+  // ---- participants --------------------------------------------------------
+
+  /** After a `welcome`: the list is authoritative. Known ids keep their identity. */
+  private reconcile(list: Participant[]): void {
+    const present = new Set<string>();
+    for (const p of list) {
+      if (p.id === this.ownId) continue;
+      present.add(p.id);
+      this.upsertParticipant(p);
+    }
+    for (const id of [...this.people.keys()]) {
+      if (!present.has(id)) this.removeParticipant(id);
+    }
+  }
+
+  private upsertParticipant(p: Participant): void {
+    if (p.id === this.ownId) return;
+    const participant = { ...p };
+    const previous = this.people.get(p.id);
+    this.people.set(p.id, participant);
+    if (!previous) {
+      this.emitter.emit('participant-joined', { participant: { ...participant } });
+    } else if (
+      previous.name !== p.name ||
+      previous.audioMuted !== p.audioMuted ||
+      previous.videoMuted !== p.videoMuted
+    ) {
+      this.emitter.emit('participant-updated', {
+        participant: { ...participant },
+        previous: { ...previous },
+      });
+    }
+  }
+
+  private removeParticipant(id: string): void {
+    const p = this.people.get(id);
+    if (!p) return;
+    this.people.delete(id);
+    const tracks = this.remote.get(id);
+    if (tracks?.audio) this.dropTrack(id, 'audio');
+    if (tracks?.video) this.dropTrack(id, 'video');
+    this.remote.delete(id);
+    this.emitter.emit('participant-left', { id, participant: { ...p } });
+  }
+
+  // ---- peer connections ----------------------------------------------------
+
+  private createLink(s: Session, name: PcName, config: PeerConnectionConfig): PeerLink {
+    const pc = (this.opts.createPeerConnection ?? browserPeerConnection)(config);
+    const link = new PeerLink(name, pc, {
+      send: (m) => {
+        if (s === this.session) this.send(s, m);
+      },
+      fail: (reason, err) => {
+        if (s !== this.session) return;
+        this.log.warn(reason, err);
+        this.emitter.emit('error', {
+          code: 'negotiation-failed',
+          message: `${reason}: ${String(err)}`,
+          fatal: false,
+          source: 'client',
+        });
+        this.lost(s, reason);
+      },
+      warn: (...args) => this.log.warn(...args),
+    });
+    pc.onconnectionstatechange = () => this.onPeerState(s, link);
+    if (name === 'subscribe') pc.ontrack = (ev) => this.onTrack(s, ev);
+    return link;
+  }
+
+  private onPeerState(s: Session, link: PeerLink): void {
+    if (s !== this.session) return;
+    const state = link.pc.connectionState;
+    this.emitter.emit('peer-state', { pc: link.name, state });
+    const pending = s.disconnectTimers.get(link.name);
+    if (state !== 'disconnected' && pending !== undefined) {
+      this.clock.clearTimeout(pending);
+      s.disconnectTimers.delete(link.name);
+    }
+    if (state === 'failed') {
+      this.lost(s, `${link.name} connection failed`);
+    } else if (state === 'disconnected' && pending === undefined) {
+      const timer = this.clock.setTimeout(() => {
+        s.disconnectTimers.delete(link.name);
+        if (link.pc.connectionState === 'disconnected') {
+          this.lost(s, `${link.name} connection disconnected`);
+        }
+      }, this.opts.disconnectedTimeoutMs ?? 4000);
+      s.disconnectTimers.set(link.name, timer);
+    }
+  }
+
+  /** Publishes the local tracks: always one audio and one video transceiver. */
+  private addLocalTransceivers(pc: PeerConnectionLike): void {
+    const stream = this.localStream;
+    const streams = stream ? [stream] : [];
+    const audio = stream?.getAudioTracks()[0];
+    const video = stream?.getVideoTracks()[0];
+    this.applyLocalEnabled();
+    pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams });
+    const vt = pc.addTransceiver(video ?? 'video', {
+      direction: 'sendonly',
+      streams,
+      sendEncodings: [{ maxBitrate: this.opts.videoMaxBitrate ?? 1_500_000 }],
+    });
+    this.preferVp8(vt);
+  }
+
+  private preferVp8(t: TransceiverLike): void {
+    if (typeof t.setCodecPreferences !== 'function') return;
+    const codecs = (this.opts.codecs ?? browserCodecs)('video');
+    if (!codecs) return;
+    const mime = (c: CodecLike) => c.mimeType.toLowerCase();
+    const vp8 = codecs.filter((c) => mime(c) === 'video/vp8');
+    if (vp8.length === 0) return;
+    try {
+      t.setCodecPreferences([...vp8, ...codecs.filter((c) => mime(c) === 'video/rtx')]);
+    } catch (err) {
+      this.log.warn('setCodecPreferences', err);
+    }
+  }
+
+  private applyLocalEnabled(): void {
+    const stream = this.localStream;
+    if (!stream) return;
+    for (const t of stream.getAudioTracks()) t.enabled = !this.local.audioMuted;
+    for (const t of stream.getVideoTracks()) t.enabled = !this.local.videoMuted;
+  }
+
+  // ---- remote tracks -------------------------------------------------------
+
+  private onTrack(s: Session, ev: TrackEventLike): void {
+    if (s !== this.session) return;
+    const track = ev.track;
+    const stream = ev.streams[0] ?? null;
+    const kind: MediaKind = track.kind === 'audio' ? 'audio' : 'video';
+    const participantId = stream?.id ?? parseTrackId(track.id)?.participantId;
+    if (!participantId) {
+      this.log.warn('track without a participant', track.id);
+      return;
+    }
+    const ref: TrackRef = { participantId, kind };
+    // A receiver (and its track) can be reused for another source when the
+    // SFU recycles a transceiver: detach it from its former owner first.
+    const former = this.trackIndex.get(track.id);
+    if (former && (former.participantId !== participantId || former.kind !== kind)) {
+      this.trackGone(track);
+    }
+    this.trackIndex.set(track.id, ref);
+    const mid = ev.transceiver?.mid;
+    if (mid) this.midIndex.set(mid, ref);
+
+    if (stream && !this.watched.has(stream)) {
+      this.watched.add(stream);
+      stream.addEventListener('removetrack', (e) => {
+        if (s === this.session) this.trackGone((e as MediaStreamTrackEvent).track);
+      });
+    }
+    if (!this.watched.has(track)) {
+      this.watched.add(track);
+      track.addEventListener('ended', () => {
+        if (s === this.session) this.trackGone(track);
+      });
+    }
+
+    const entry = this.remote.get(participantId) ?? {};
+    const prev = entry[kind];
+    if (prev?.track === track) return;
+    if (prev) this.dropTrack(participantId, kind);
+    const next = this.remote.get(participantId) ?? {};
+    next[kind] = { track, stream };
+    this.remote.set(participantId, next);
+    this.emitter.emit('track-added', { participantId, kind, track, stream });
+  }
+
+  private trackGone(track: MediaStreamTrack | undefined): void {
+    if (!track) return;
+    const ref = this.trackIndex.get(track.id);
+    if (!ref) return;
+    if (this.remote.get(ref.participantId)?.[ref.kind]?.track === track) {
+      this.dropTrack(ref.participantId, ref.kind);
+    }
+  }
+
+  private dropTrack(participantId: string, kind: MediaKind): void {
+    const entry = this.remote.get(participantId);
+    const t = entry?.[kind];
+    if (!entry || !t) return;
+    delete entry[kind];
+    if (!entry.audio && !entry.video) this.remote.delete(participantId);
+    this.emitter.emit('track-removed', { participantId, kind, track: t.track });
+  }
+
+  private resolveStatsTrack(
+    trackIdentifier: string | undefined,
+    mid: string | undefined,
+  ): TrackRef | undefined {
+    if (trackIdentifier !== undefined) {
+      const ref = this.trackIndex.get(trackIdentifier);
+      if (ref) {
+        // Only tracks still in use: inactive receivers keep reporting old stats.
+        const cur = this.remote.get(ref.participantId)?.[ref.kind];
+        return cur?.track.id === trackIdentifier ? ref : undefined;
+      }
+      return undefined;
+    }
+    if (mid !== undefined) return this.midIndex.get(mid);
+    return undefined;
+  }
+}

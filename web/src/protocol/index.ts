@@ -1,0 +1,19 @@
+// Public surface of the Podium protocol library (no UI).
+export * from './messages';
+export * from './conference';
+export type { InboundStats, OutboundStats, ConferenceStats, MediaKind, TrackRef } from './stats';
+export { parseTrackId } from './stats';
+export type {
+  Clock,
+  CodecLike,
+  IceCandidateLike,
+  PeerConnectionConfig,
+  PeerConnectionLike,
+  SessionDescriptionLike,
+  StatsReportLike,
+  TimerHandle,
+  TrackEventLike,
+  TransceiverLike,
+  WebSocketLike,
+} from './env';
+export { realClock } from './env';

@@ -1,0 +1,310 @@
+// Signaling messages of the Podium protocol, version 1 (docs/protocol.md).
+//
+// Every message is one JSON object with a string `type`; the unions below are
+// discriminated on it. Keep this file in step with docs/protocol.md and the Go
+// types of the server.
+
+export const PROTOCOL_VERSION = 1;
+
+/** Which of the two peer connections a negotiation message is about. */
+export type PcName = 'publish' | 'subscribe';
+
+/** A participant as the server describes it (never the local one). */
+export interface Participant {
+  id: string;
+  name: string;
+  audioMuted: boolean;
+  videoMuted: boolean;
+}
+
+/** Opaque value from `welcome`, sent back in `join` to keep the same participant id. */
+export interface Resume {
+  id: string;
+  secret: string;
+}
+
+/** An ICE server as in `welcome.iceServers` (same shape as RTCIceServer). */
+export interface IceServer {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
+
+/** Same shape as RTCIceCandidateInit. */
+export interface IceCandidateInit {
+  candidate?: string;
+  sdpMid?: string | null;
+  sdpMLineIndex?: number | null;
+  usernameFragment?: string | null;
+}
+
+// ---- client → server -------------------------------------------------------
+
+export interface JoinMessage {
+  type: 'join';
+  version: typeof PROTOCOL_VERSION;
+  room: string;
+  name: string;
+  token?: string;
+  resume?: Resume;
+}
+
+/** Client → server with pc `publish`; server → client with pc `subscribe`. */
+export interface OfferMessage {
+  type: 'offer';
+  pc: PcName;
+  sdp: string;
+}
+
+/** Server → client with pc `publish`; client → server with pc `subscribe`. */
+export interface AnswerMessage {
+  type: 'answer';
+  pc: PcName;
+  sdp: string;
+}
+
+/** Trickle ICE, both directions; `candidate: null` is end of candidates. */
+export interface CandidateMessage {
+  type: 'candidate';
+  pc: PcName;
+  candidate: IceCandidateInit | null;
+}
+
+/** The sender's own state: `audio: true` means the microphone is muted. */
+export interface MuteMessage {
+  type: 'mute';
+  audio: boolean;
+  video: boolean;
+}
+
+export interface PingMessage {
+  type: 'ping';
+  ts: number;
+}
+
+export interface LeaveMessage {
+  type: 'leave';
+}
+
+export type ClientMessage =
+  | JoinMessage
+  | OfferMessage
+  | AnswerMessage
+  | CandidateMessage
+  | MuteMessage
+  | PingMessage
+  | LeaveMessage;
+
+// ---- server → client -------------------------------------------------------
+
+export interface WelcomeMessage {
+  type: 'welcome';
+  version: number;
+  id: string;
+  room: string;
+  resume: Resume;
+  participants: Participant[];
+  iceServers: IceServer[];
+}
+
+export interface ParticipantJoinedMessage {
+  type: 'participant-joined';
+  participant: Participant;
+}
+
+export interface ParticipantUpdatedMessage {
+  type: 'participant-updated';
+  participant: Participant;
+}
+
+export interface ParticipantLeftMessage {
+  type: 'participant-left';
+  id: string;
+}
+
+export interface PongMessage {
+  type: 'pong';
+  ts: number;
+}
+
+/** Stable error codes of docs/protocol.md; other strings are tolerated. */
+export type ErrorCode =
+  | 'bad-message'
+  | 'too-large'
+  | 'unknown-type'
+  | 'not-joined'
+  | 'bad-version'
+  | 'bad-room'
+  | 'bad-name'
+  | 'bad-sdp'
+  | 'bad-candidate'
+  | 'negotiation-timeout'
+  | 'internal';
+
+export interface ErrorMessage {
+  type: 'error';
+  code: ErrorCode | (string & {});
+  message: string;
+  fatal: boolean;
+}
+
+export interface ByeMessage {
+  type: 'bye';
+  reason: string;
+}
+
+export type ServerMessage =
+  | WelcomeMessage
+  | OfferMessage
+  | AnswerMessage
+  | CandidateMessage
+  | ParticipantJoinedMessage
+  | ParticipantUpdatedMessage
+  | ParticipantLeftMessage
+  | PongMessage
+  | ErrorMessage
+  | ByeMessage;
+
+export type ServerMessageType = ServerMessage['type'];
+
+// ---- parsing ---------------------------------------------------------------
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(o: Obj, k: string): string | undefined {
+  const v = o[k];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function bool(o: Obj, k: string): boolean {
+  return o[k] === true;
+}
+
+function pcName(o: Obj): PcName | undefined {
+  const v = o['pc'];
+  return v === 'publish' || v === 'subscribe' ? v : undefined;
+}
+
+function participant(v: unknown): Participant | undefined {
+  if (!isObj(v)) return undefined;
+  const id = str(v, 'id');
+  const name = str(v, 'name');
+  if (id === undefined || name === undefined) return undefined;
+  return { id, name, audioMuted: bool(v, 'audioMuted'), videoMuted: bool(v, 'videoMuted') };
+}
+
+function resume(v: unknown): Resume | undefined {
+  if (!isObj(v)) return undefined;
+  const id = str(v, 'id');
+  const secret = str(v, 'secret');
+  if (id === undefined || secret === undefined) return undefined;
+  return { id, secret };
+}
+
+function iceServers(v: unknown): IceServer[] {
+  if (!Array.isArray(v)) return [];
+  const out: IceServer[] = [];
+  for (const s of v) {
+    if (!isObj(s)) continue;
+    const urls = s['urls'];
+    const ok =
+      typeof urls === 'string' ||
+      (Array.isArray(urls) && urls.length > 0 && urls.every((u) => typeof u === 'string'));
+    if (!ok) continue;
+    const server: IceServer = { urls: urls as string | string[] };
+    const username = str(s, 'username');
+    const credential = str(s, 'credential');
+    if (username !== undefined) server.username = username;
+    if (credential !== undefined) server.credential = credential;
+    out.push(server);
+  }
+  return out;
+}
+
+function candidate(v: unknown): IceCandidateInit | null | undefined {
+  if (v === null) return null;
+  if (!isObj(v)) return undefined;
+  const c: IceCandidateInit = {};
+  const cand = str(v, 'candidate');
+  if (cand !== undefined) c.candidate = cand;
+  const mid = v['sdpMid'];
+  if (typeof mid === 'string' || mid === null) c.sdpMid = mid;
+  const idx = v['sdpMLineIndex'];
+  if (typeof idx === 'number' || idx === null) c.sdpMLineIndex = idx;
+  const ufrag = v['usernameFragment'];
+  if (typeof ufrag === 'string' || ufrag === null) c.usernameFragment = ufrag;
+  return c;
+}
+
+/**
+ * Parses one text frame from the server. Returns undefined for frames that are
+ * not JSON objects, have an unknown `type` (the protocol reserves names for
+ * later additions; clients ignore them) or lack required fields.
+ */
+export function parseServerMessage(text: string): ServerMessage | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObj(v)) return undefined;
+  switch (v['type']) {
+    case 'welcome': {
+      const id = str(v, 'id');
+      const res = resume(v['resume']);
+      if (id === undefined || res === undefined) return undefined;
+      const ps = Array.isArray(v['participants']) ? v['participants'] : [];
+      return {
+        type: 'welcome',
+        version: typeof v['version'] === 'number' ? v['version'] : PROTOCOL_VERSION,
+        id,
+        room: str(v, 'room') ?? '',
+        resume: res,
+        participants: ps.map(participant).filter((p): p is Participant => p !== undefined),
+        iceServers: iceServers(v['iceServers']),
+      };
+    }
+    case 'offer':
+    case 'answer': {
+      const pc = pcName(v);
+      const sdp = str(v, 'sdp');
+      if (pc === undefined || sdp === undefined) return undefined;
+      return { type: v['type'], pc, sdp };
+    }
+    case 'candidate': {
+      const pc = pcName(v);
+      const c = candidate(v['candidate']);
+      if (pc === undefined || c === undefined) return undefined;
+      return { type: 'candidate', pc, candidate: c };
+    }
+    case 'participant-joined':
+    case 'participant-updated': {
+      const p = participant(v['participant']);
+      if (p === undefined) return undefined;
+      return { type: v['type'], participant: p };
+    }
+    case 'participant-left': {
+      const id = str(v, 'id');
+      if (id === undefined) return undefined;
+      return { type: 'participant-left', id };
+    }
+    case 'pong':
+      return { type: 'pong', ts: typeof v['ts'] === 'number' ? v['ts'] : 0 };
+    case 'error':
+      return {
+        type: 'error',
+        code: str(v, 'code') ?? 'unknown',
+        message: str(v, 'message') ?? '',
+        fatal: bool(v, 'fatal'),
+      };
+    case 'bye':
+      return { type: 'bye', reason: str(v, 'reason') ?? '' };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,140 @@
+// Mapping of RTCStatsReport entries to per-participant numbers.
+
+import type { StatsReportLike } from './env';
+
+export type MediaKind = 'audio' | 'video';
+
+/** One inbound-rtp entry of the subscribe connection. */
+export interface InboundStats {
+  participantId: string;
+  kind: MediaKind;
+  trackId: string;
+  packetsReceived: number;
+  bytesReceived: number;
+  framesDecoded: number;
+  frameWidth: number;
+  frameHeight: number;
+  framesPerSecond: number;
+  freezeCount: number;
+  pliCount: number;
+  nackCount: number;
+  jitter: number;
+  packetsLost: number;
+}
+
+/** One outbound-rtp entry of the publish connection. */
+export interface OutboundStats {
+  kind: MediaKind;
+  packetsSent: number;
+  bytesSent: number;
+  framesEncoded: number;
+  frameWidth: number;
+  frameHeight: number;
+  framesPerSecond: number;
+  pliCount: number;
+  nackCount: number;
+  firCount: number;
+  retransmittedPacketsSent: number;
+  targetBitrate: number;
+  qualityLimitationReason: string;
+}
+
+export interface ConferenceStats {
+  /** Clock time when the stats were taken (ms). */
+  timestamp: number;
+  inbound: InboundStats[];
+  outbound: OutboundStats[];
+}
+
+export interface TrackRef {
+  participantId: string;
+  kind: MediaKind;
+}
+
+type Entry = Record<string, unknown>;
+
+function num(e: Entry, k: string): number {
+  const v = e[k];
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+function kindOf(e: Entry): MediaKind | undefined {
+  const k = e['kind'] ?? e['mediaType'];
+  return k === 'audio' || k === 'video' ? k : undefined;
+}
+
+/** `audio-<pid>` / `video-<pid>`, the track ids the SFU assigns. */
+export function parseTrackId(id: string): TrackRef | undefined {
+  const m = /^(audio|video)-(.+)$/.exec(id);
+  if (!m || m[1] === undefined || m[2] === undefined) return undefined;
+  return { kind: m[1] as MediaKind, participantId: m[2] };
+}
+
+/**
+ * Inbound entries of the subscribe connection. `resolve` maps an entry's
+ * `trackIdentifier` (or, lacking one, its `mid`) to a participant; entries it
+ * cannot map are left out.
+ */
+export function inboundStats(
+  report: StatsReportLike,
+  resolve: (trackIdentifier: string | undefined, mid: string | undefined) => TrackRef | undefined,
+): InboundStats[] {
+  const out: InboundStats[] = [];
+  report.forEach((e) => {
+    if (e['type'] !== 'inbound-rtp') return;
+    const trackId = typeof e['trackIdentifier'] === 'string' ? e['trackIdentifier'] : undefined;
+    const mid = typeof e['mid'] === 'string' ? e['mid'] : undefined;
+    const ref = resolve(trackId, mid);
+    if (!ref) return;
+    out.push({
+      participantId: ref.participantId,
+      kind: kindOf(e) ?? ref.kind,
+      trackId: trackId ?? '',
+      packetsReceived: num(e, 'packetsReceived'),
+      bytesReceived: num(e, 'bytesReceived'),
+      framesDecoded: num(e, 'framesDecoded'),
+      frameWidth: num(e, 'frameWidth'),
+      frameHeight: num(e, 'frameHeight'),
+      framesPerSecond: num(e, 'framesPerSecond'),
+      freezeCount: num(e, 'freezeCount'),
+      pliCount: num(e, 'pliCount'),
+      nackCount: num(e, 'nackCount'),
+      jitter: num(e, 'jitter'),
+      packetsLost: num(e, 'packetsLost'),
+    });
+  });
+  out.sort((a, b) =>
+    a.participantId === b.participantId
+      ? a.kind.localeCompare(b.kind)
+      : a.participantId.localeCompare(b.participantId),
+  );
+  return out;
+}
+
+/** Outbound entries of the publish connection. */
+export function outboundStats(report: StatsReportLike): OutboundStats[] {
+  const out: OutboundStats[] = [];
+  report.forEach((e) => {
+    if (e['type'] !== 'outbound-rtp') return;
+    const kind = kindOf(e);
+    if (!kind) return;
+    out.push({
+      kind,
+      packetsSent: num(e, 'packetsSent'),
+      bytesSent: num(e, 'bytesSent'),
+      framesEncoded: num(e, 'framesEncoded'),
+      frameWidth: num(e, 'frameWidth'),
+      frameHeight: num(e, 'frameHeight'),
+      framesPerSecond: num(e, 'framesPerSecond'),
+      pliCount: num(e, 'pliCount'),
+      nackCount: num(e, 'nackCount'),
+      firCount: num(e, 'firCount'),
+      retransmittedPacketsSent: num(e, 'retransmittedPacketsSent'),
+      targetBitrate: num(e, 'targetBitrate'),
+      qualityLimitationReason:
+        typeof e['qualityLimitationReason'] === 'string' ? e['qualityLimitationReason'] : '',
+    });
+  });
+  out.sort((a, b) => a.kind.localeCompare(b.kind));
+  return out;
+}

@@ -1,0 +1,84 @@
+// The start page: a join form that navigates to /<room>?name=<name>.
+
+import { h } from './dom';
+import { isValidName, isValidRoom, roomUrl } from './route';
+
+export interface FormOptions {
+  room: string;
+  name: string;
+  /** `video=WxH` parameter to carry over, if any. */
+  video: string | null;
+  error: string | null;
+}
+
+const NAME_KEY = 'podium.name';
+
+export function showJoinForm(root: HTMLElement, opts: FormOptions): void {
+  document.title = 'Podium';
+  const room = h('input', {
+    attrs: {
+      name: 'room',
+      type: 'text',
+      required: '',
+      maxlength: '64',
+      pattern: '[A-Za-z0-9_.\\-]{1,64}',
+      placeholder: 'standup',
+      autocomplete: 'off',
+      spellcheck: 'false',
+    },
+  });
+  room.value = opts.room;
+  const name = h('input', {
+    attrs: { name: 'name', type: 'text', required: '', maxlength: '64', placeholder: 'Your name', autocomplete: 'name' },
+  });
+  name.value = opts.name || loadName();
+  const error = h('p', { class: 'error', attrs: { role: 'alert' }, text: opts.error ?? '' });
+  error.hidden = !opts.error;
+  const submit = h('button', { class: 'primary', text: 'Join', attrs: { type: 'submit' } });
+
+  const form = h(
+    'form',
+    { class: 'card join-form', attrs: { novalidate: '' } },
+    h('h1', { class: 'logo', text: 'Podium' }),
+    h('p', { class: 'tagline', text: 'Video meetings on your own server.' }),
+    h('label', {}, h('span', { text: 'Room' }), room),
+    h('label', {}, h('span', { text: 'Display name' }), name),
+    error,
+    submit,
+  );
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const r = room.value.trim();
+    const n = name.value.trim();
+    let problem: string | null = null;
+    if (!isValidRoom(r)) problem = 'Room names are 1–64 letters, digits, “.”, “_” or “-”.';
+    else if (!isValidName(n)) problem = 'Please enter a name (up to 64 characters).';
+    if (problem) {
+      error.textContent = problem;
+      error.hidden = false;
+      (isValidRoom(r) ? name : room).focus();
+      return;
+    }
+    saveName(n);
+    location.assign(roomUrl(r, n, opts.video));
+  });
+
+  root.replaceChildren(h('div', { class: 'landing' }, form));
+  (opts.room && isValidRoom(opts.room) ? name : room).focus();
+}
+
+function loadName(): string {
+  try {
+    return localStorage.getItem(NAME_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function saveName(n: string): void {
+  try {
+    localStorage.setItem(NAME_KEY, n);
+  } catch {
+    // storage unavailable (private mode); not important
+  }
+}

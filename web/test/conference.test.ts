@@ -1,0 +1,785 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { Conference, type ConferenceEvents, type ConferenceOptions } from '../src/protocol';
+import type { Participant } from '../src/protocol/messages';
+import {
+  asStream,
+  Deferred,
+  FakeClock,
+  FakePeerConnection,
+  FakeStream,
+  FakeTrack,
+  FakeWebSocket,
+  flush,
+} from './fakes';
+
+const URL = 'ws://127.0.0.1:8080/ws';
+const RESUME = { id: 'pA', secret: 's3cret' };
+const bob: Participant = { id: 'pB', name: 'Bob', audioMuted: false, videoMuted: true };
+const carol: Participant = { id: 'pC', name: 'Carol', audioMuted: false, videoMuted: false };
+
+type Recorded = { [K in keyof ConferenceEvents]: [K, ConferenceEvents[K]] }[keyof ConferenceEvents];
+
+const silent = { debug: () => {}, warn: () => {} };
+
+function setup(extra: Partial<ConferenceOptions> = {}) {
+  const clock = new FakeClock();
+  const sockets: FakeWebSocket[] = [];
+  FakePeerConnection.created = [];
+  const mic = new FakeTrack('audio', 'mic-1');
+  const cam = new FakeTrack('video', 'cam-1');
+  const local = new FakeStream('local-stream', [mic, cam]);
+  const conf = new Conference({
+    room: 'standup',
+    name: 'Alice',
+    url: URL,
+    localStream: asStream(local),
+    clock,
+    createWebSocket: (url) => {
+      const ws = new FakeWebSocket(url);
+      sockets.push(ws);
+      return ws;
+    },
+    createPeerConnection: (cfg) => new FakePeerConnection(cfg),
+    codecs: (kind) =>
+      kind === 'video'
+        ? [
+            { mimeType: 'video/H264', clockRate: 90000, sdpFmtpLine: 'profile-level-id=42e01f' },
+            { mimeType: 'video/VP8', clockRate: 90000 },
+            { mimeType: 'video/rtx', clockRate: 90000 },
+            { mimeType: 'video/VP9', clockRate: 90000 },
+          ]
+        : null,
+    logger: silent,
+    ...extra,
+  });
+  const events: Recorded[] = [];
+  const types: (keyof ConferenceEvents)[] = [
+    'connection-state',
+    'welcome',
+    'participant-joined',
+    'participant-updated',
+    'participant-left',
+    'track-added',
+    'track-removed',
+    'local-state',
+    'peer-state',
+    'reconnecting',
+    'reconnected',
+    'error',
+    'closed',
+  ];
+  for (const t of types) conf.on(t, (e) => events.push([t, e] as Recorded));
+
+  const ws = () => {
+    const s = sockets[sockets.length - 1];
+    if (!s) throw new Error('no socket');
+    return s;
+  };
+  /** The peer connections of the current session: [publish, subscribe]. */
+  const pcs = () => {
+    const c = FakePeerConnection.created;
+    const pub = c[c.length - 2];
+    const sub = c[c.length - 1];
+    if (!pub || !sub) throw new Error('no peer connections');
+    return { pub, sub };
+  };
+  const of = <K extends keyof ConferenceEvents>(type: K): ConferenceEvents[K][] =>
+    events.filter((e) => e[0] === type).map((e) => e[1] as ConferenceEvents[K]);
+  const welcome = (participants: Participant[] = [bob], id = 'pA') => ({
+    type: 'welcome',
+    version: 1,
+    id,
+    room: 'standup',
+    resume: { ...RESUME, id },
+    participants,
+    iceServers: [{ urls: ['stun:127.0.0.1:3478'] }],
+  });
+  /** join() → socket open → welcome → publish offer sent. */
+  const connect = async (participants: Participant[] = [bob]) => {
+    conf.join();
+    ws().open();
+    ws().receive(welcome(participants));
+    await flush();
+  };
+  return { conf, clock, sockets, ws, pcs, events, of, welcome, connect, mic, cam, local };
+}
+
+beforeEach(() => {
+  FakePeerConnection.created = [];
+});
+
+describe('join and welcome', () => {
+  it('sends join first, then handles welcome and publishes', async () => {
+    const t = setup();
+    t.conf.join();
+    expect(t.sockets).toHaveLength(1);
+    expect(t.ws().url).toBe(URL);
+    expect(t.conf.state).toBe('connecting');
+    t.ws().open();
+    expect(t.ws().sent).toEqual([{ type: 'join', version: 1, room: 'standup', name: 'Alice' }]);
+    expect(FakePeerConnection.created).toHaveLength(0);
+
+    t.ws().receive(t.welcome());
+    await flush();
+
+    expect(t.conf.id).toBe('pA');
+    expect(t.conf.state).toBe('connected');
+    expect([...t.conf.participants.values()]).toEqual([bob]);
+    expect(t.of('participant-joined')).toEqual([{ participant: bob }]);
+    expect(t.of('welcome')).toEqual([{ id: 'pA', room: 'standup', resumed: false }]);
+
+    const { pub, sub } = t.pcs();
+    expect(pub.config.iceServers).toEqual([{ urls: ['stun:127.0.0.1:3478'] }]);
+    expect(sub.config.iceServers).toEqual([{ urls: ['stun:127.0.0.1:3478'] }]);
+
+    // audio + video, sendonly, in the local stream; video capped and VP8 first
+    expect(pub.transceivers).toHaveLength(2);
+    const [a, v] = pub.transceivers;
+    expect(a?.trackOrKind).toBe(t.mic);
+    expect(a?.init?.direction).toBe('sendonly');
+    expect(a?.init?.streams?.[0]).toBe(t.local);
+    expect(v?.trackOrKind).toBe(t.cam);
+    expect(v?.init?.direction).toBe('sendonly');
+    expect(v?.init?.sendEncodings).toEqual([{ maxBitrate: 1_500_000 }]);
+    expect(v?.codecPreferences?.map((c) => (c as { mimeType: string }).mimeType)).toEqual([
+      'video/VP8',
+      'video/rtx',
+    ]);
+    expect(sub.transceivers).toHaveLength(0);
+
+    expect(t.ws().sentOfType('offer')).toEqual([{ type: 'offer', pc: 'publish', sdp: pub.localDescriptions[0]?.sdp }]);
+    expect(pub.localDescriptions).toHaveLength(1);
+
+    t.ws().receive({ type: 'answer', pc: 'publish', sdp: 'server-answer' });
+    await flush();
+    expect(pub.remoteDescriptions).toEqual([{ type: 'answer', sdp: 'server-answer' }]);
+  });
+
+  it('publishes placeholder transceivers without local media', async () => {
+    const t = setup({ localStream: null });
+    await t.connect();
+    const { pub } = t.pcs();
+    expect(pub.transceivers.map((x) => x.trackOrKind)).toEqual(['audio', 'video']);
+    expect(t.ws().sentOfType('offer')).toHaveLength(1);
+  });
+
+  it('sends the token when given', () => {
+    const t = setup({ token: 'tok' });
+    t.conf.join();
+    t.ws().open();
+    expect(t.ws().sent[0]).toMatchObject({ type: 'join', token: 'tok' });
+  });
+});
+
+describe('negotiation', () => {
+  it('answers every subscribe offer and never offers on subscribe', async () => {
+    const t = setup();
+    await t.connect();
+    const { sub } = t.pcs();
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'sub-offer-1' });
+    await flush();
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'sub-offer-2' });
+    await flush();
+
+    expect(sub.remoteDescriptions).toEqual([
+      { type: 'offer', sdp: 'sub-offer-1' },
+      { type: 'offer', sdp: 'sub-offer-2' },
+    ]);
+    const answers = t.ws().sentOfType('answer');
+    expect(answers).toEqual([
+      { type: 'answer', pc: 'subscribe', sdp: sub.localDescriptions[0]?.sdp },
+      { type: 'answer', pc: 'subscribe', sdp: sub.localDescriptions[1]?.sdp },
+    ]);
+    expect(t.ws().sentOfType('offer').every((m) => m['pc'] === 'publish')).toBe(true);
+  });
+
+  it('answers back-to-back offers in order', async () => {
+    const t = setup();
+    await t.connect();
+    const { sub } = t.pcs();
+    const hold = new Deferred();
+    sub.holdRemote = hold;
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'o1' });
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'o2' });
+    await flush();
+    expect(t.ws().sentOfType('answer')).toHaveLength(0);
+    hold.resolve();
+    await flush();
+    expect(sub.remoteDescriptions.map((d) => d.sdp)).toEqual(['o1', 'o2']);
+    expect(t.ws().sentOfType('answer')).toHaveLength(2);
+  });
+
+  it('queues remote candidates until the remote description is set', async () => {
+    const t = setup();
+    await t.connect();
+    const { pub, sub } = t.pcs();
+    const c1 = { candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 50001 typ host', sdpMid: '0', sdpMLineIndex: 0 };
+    const c2 = { candidate: 'candidate:2 1 udp 2122260223 127.0.0.1 50002 typ host', sdpMid: '0', sdpMLineIndex: 0 };
+
+    // subscribe: candidates arrive before the offer
+    t.ws().receive({ type: 'candidate', pc: 'subscribe', candidate: c1 });
+    t.ws().receive({ type: 'candidate', pc: 'subscribe', candidate: c2 });
+    await flush();
+    expect(sub.addedCandidates).toEqual([]);
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'sub-offer' });
+    await flush();
+    expect(sub.addedCandidates).toEqual([c1, c2]);
+
+    // publish: a candidate arrives while the answer is still being applied
+    const hold = new Deferred();
+    pub.holdRemote = hold;
+    t.ws().receive({ type: 'answer', pc: 'publish', sdp: 'pub-answer' });
+    t.ws().receive({ type: 'candidate', pc: 'publish', candidate: c1 });
+    await flush();
+    expect(pub.addedCandidates).toEqual([]);
+    hold.resolve();
+    await flush();
+    expect(pub.addedCandidates).toEqual([c1]);
+
+    // after that, candidates are added directly; null is end of candidates
+    t.ws().receive({ type: 'candidate', pc: 'publish', candidate: c2 });
+    t.ws().receive({ type: 'candidate', pc: 'publish', candidate: null });
+    await flush();
+    expect(pub.addedCandidates).toEqual([c1, c2, undefined]);
+  });
+
+  it('trickles local candidates after the description was sent', async () => {
+    const t = setup();
+    t.conf.join();
+    t.ws().open();
+    t.ws().receive(t.welcome());
+    // publish pc exists synchronously after welcome; the offer is still being made
+    const { pub, sub } = t.pcs();
+    const c = { candidate: 'candidate:9 1 udp 1 127.0.0.1 40000 typ host', sdpMid: '0', sdpMLineIndex: 0 };
+    pub.emitCandidate(c);
+    expect(t.ws().sentOfType('candidate')).toHaveLength(0);
+    await flush();
+    const kinds = t.ws().sent.map((m) => m['type']);
+    expect(kinds.indexOf('offer')).toBeLessThan(kinds.indexOf('candidate'));
+    expect(t.ws().sentOfType('candidate')).toEqual([{ type: 'candidate', pc: 'publish', candidate: c }]);
+
+    pub.emitCandidate({ candidate: '', sdpMid: '0', sdpMLineIndex: 0 }); // legacy per-m-line end: dropped
+    pub.emitCandidate(null);
+    expect(t.ws().sentOfType('candidate').slice(1)).toEqual([{ type: 'candidate', pc: 'publish', candidate: null }]);
+
+    // subscribe candidates wait for our answer
+    sub.emitCandidate(c);
+    expect(t.ws().sentOfType('candidate').filter((m) => m['pc'] === 'subscribe')).toHaveLength(0);
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'o' });
+    await flush();
+    expect(t.ws().sentOfType('candidate').filter((m) => m['pc'] === 'subscribe')).toEqual([
+      { type: 'candidate', pc: 'subscribe', candidate: c },
+    ]);
+  });
+
+  it('reconnects when applying a server description fails', async () => {
+    const t = setup();
+    await t.connect();
+    const { sub } = t.pcs();
+    sub.failRemote = true;
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'garbage' });
+    await flush();
+    expect(t.of('error')).toMatchObject([{ code: 'negotiation-failed', source: 'client', fatal: false }]);
+    expect(t.of('reconnecting')).toHaveLength(1);
+    expect(sub.closed).toBe(true);
+  });
+});
+
+describe('participants and tracks', () => {
+  it('emits joined, updated and left; duplicates are updates', async () => {
+    const t = setup();
+    await t.connect([]);
+    t.ws().receive({ type: 'participant-joined', participant: carol });
+    t.ws().receive({ type: 'participant-joined', participant: carol }); // no change: nothing
+    t.ws().receive({ type: 'participant-updated', participant: { ...carol, audioMuted: true } });
+    t.ws().receive({ type: 'participant-joined', participant: { ...carol, name: 'Caro' } });
+    t.ws().receive({ type: 'participant-left', id: 'pC' });
+    t.ws().receive({ type: 'participant-left', id: 'pC' }); // unknown now: nothing
+    t.ws().receive({ type: 'participant-joined', participant: { ...carol, id: 'pA', name: 'me' } }); // self
+
+    expect(t.of('participant-joined')).toEqual([{ participant: carol }]);
+    expect(t.of('participant-updated')).toEqual([
+      { participant: { ...carol, audioMuted: true }, previous: carol },
+      { participant: { ...carol, name: 'Caro' }, previous: { ...carol, audioMuted: true } },
+    ]);
+    expect(t.of('participant-left')).toEqual([
+      { id: 'pC', participant: { ...carol, name: 'Caro' } },
+    ]);
+    expect(t.conf.participants.size).toBe(0);
+  });
+
+  it('maps tracks to participants by stream id and drops them on removal', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    const { sub } = t.pcs();
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'o' });
+    await flush();
+
+    const bobAudio = new FakeTrack('audio', 'audio-pB');
+    const bobVideo = new FakeTrack('video', 'video-pB');
+    const bobStream = new FakeStream('pB', [bobAudio, bobVideo]);
+    const carolVideo = new FakeTrack('video', 'random-track-id');
+    const carolStream = new FakeStream('pC', [carolVideo]);
+    sub.fireTrack(bobAudio, [bobStream], '0');
+    sub.fireTrack(bobVideo, [bobStream], '1');
+    sub.fireTrack(carolVideo, [carolStream], '2');
+    sub.fireTrack(bobVideo, [bobStream], '1'); // repeated: no new event
+
+    expect(t.of('track-added').map((e) => [e.participantId, e.kind, e.track])).toEqual([
+      ['pB', 'audio', bobAudio],
+      ['pB', 'video', bobVideo],
+      ['pC', 'video', carolVideo],
+    ]);
+    expect(t.conf.tracks('pB').video?.track).toBe(bobVideo);
+
+    bobStream.removeTrackRemotely(bobVideo);
+    expect(t.of('track-removed').map((e) => [e.participantId, e.kind])).toEqual([['pB', 'video']]);
+    expect(t.conf.tracks('pB').video).toBeUndefined();
+
+    carolVideo.end();
+    expect(t.of('track-removed').map((e) => [e.participantId, e.kind])).toEqual([
+      ['pB', 'video'],
+      ['pC', 'video'],
+    ]);
+
+    t.ws().receive({ type: 'participant-left', id: 'pB' });
+    expect(t.of('track-removed').map((e) => [e.participantId, e.kind])).toEqual([
+      ['pB', 'video'],
+      ['pC', 'video'],
+      ['pB', 'audio'],
+    ]);
+    const order = t.events.map((e) => e[0]).slice(-2);
+    expect(order).toEqual(['track-removed', 'participant-left']);
+  });
+
+  it('falls back to the track id when a track has no stream', async () => {
+    const t = setup();
+    await t.connect();
+    const track = new FakeTrack('video', 'video-pB');
+    t.pcs().sub.fireTrack(track, []);
+    expect(t.of('track-added')).toMatchObject([{ participantId: 'pB', kind: 'video' }]);
+  });
+
+  it('replaces a track of the same kind', async () => {
+    const t = setup();
+    await t.connect();
+    const s = new FakeStream('pB');
+    const v1 = new FakeTrack('video', 'video-pB-1');
+    const v2 = new FakeTrack('video', 'video-pB-2');
+    t.pcs().sub.fireTrack(v1, [s]);
+    t.pcs().sub.fireTrack(v2, [s]);
+    expect(t.events.filter((e) => e[0] === 'track-added' || e[0] === 'track-removed').map((e) => e[0])).toEqual([
+      'track-added',
+      'track-removed',
+      'track-added',
+    ]);
+    expect(t.conf.tracks('pB').video?.track).toBe(v2);
+  });
+});
+
+describe('keepalive and reconnect', () => {
+  it('pings every 5 s and keeps the session while pongs arrive', async () => {
+    const t = setup();
+    await t.connect();
+    for (let i = 0; i < 6; i++) {
+      t.clock.advance(5000);
+      const pings = t.ws().sentOfType('ping');
+      expect(pings).toHaveLength(i + 1);
+      t.ws().receive({ type: 'pong', ts: pings[i]?.['ts'] });
+    }
+    expect(t.ws().sentOfType('ping')[0]).toEqual({ type: 'ping', ts: 1_000_000 + 5000 });
+    expect(t.sockets).toHaveLength(1);
+    expect(t.of('reconnecting')).toHaveLength(0);
+  });
+
+  it('reconnects with resume when pongs stop, and republishes the same tracks', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    const first = t.ws();
+    const { pub, sub } = t.pcs();
+
+    t.clock.advance(11_999);
+    expect(t.of('reconnecting')).toHaveLength(0);
+    t.clock.advance(1);
+    expect(t.of('reconnecting')).toEqual([{ attempt: 1, delayMs: 300, reason: 'keepalive timeout' }]);
+    expect(t.conf.state).toBe('reconnecting');
+    expect(first.closedByClient).toBeDefined();
+    expect(pub.closed && sub.closed).toBe(true);
+    expect(t.sockets).toHaveLength(1);
+
+    t.clock.advance(299);
+    expect(t.sockets).toHaveLength(1);
+    t.clock.advance(1);
+    expect(t.sockets).toHaveLength(2);
+    t.ws().open();
+    expect(t.ws().sent[0]).toEqual({
+      type: 'join',
+      version: 1,
+      room: 'standup',
+      name: 'Alice',
+      resume: RESUME,
+    });
+
+    t.ws().receive(t.welcome([bob]));
+    await flush();
+    expect(t.conf.state).toBe('connected');
+    expect(t.of('reconnected')).toEqual([{ id: 'pA', attempts: 1 }]);
+    const again = t.pcs();
+    expect(again.pub).not.toBe(pub);
+    expect(again.pub.transceivers.map((x) => x.trackOrKind)).toEqual([t.mic, t.cam]);
+    expect(t.ws().sentOfType('offer')).toHaveLength(1);
+    // the resumed session restates the mute state
+    expect(t.ws().sentOfType('mute')).toEqual([{ type: 'mute', audio: false, video: false }]);
+  });
+
+  it('reconnects when the socket closes and backs off up to 3 s', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().serverClose(1006);
+    const delays: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const last = t.of('reconnecting').at(-1);
+      if (!last) throw new Error('no reconnecting event');
+      delays.push(last.delayMs);
+      t.clock.advance(last.delayMs);
+      t.ws().serverClose(1006); // the server is still down
+    }
+    expect(delays).toEqual([300, 600, 1200, 2400, 3000, 3000]);
+
+    // once a welcome arrives, the backoff starts over
+    t.clock.advance(3000);
+    t.ws().open();
+    t.ws().receive(t.welcome());
+    await flush();
+    t.ws().serverClose(1006);
+    expect(t.of('reconnecting').at(-1)?.delayMs).toBe(300);
+  });
+
+  it('retries the first join too, without a resume', async () => {
+    const t = setup();
+    t.conf.join();
+    t.ws().serverClose(1006);
+    expect(t.conf.state).toBe('connecting');
+    t.clock.advance(300);
+    t.ws().open();
+    expect(t.ws().sent[0]).not.toHaveProperty('resume');
+  });
+
+  it('reconciles participants after a reconnect without duplicates', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    const bobVideo = new FakeTrack('video', 'video-pB');
+    t.pcs().sub.fireTrack(bobVideo, [new FakeStream('pB', [bobVideo])]);
+
+    t.ws().serverClose(1006);
+    // tracks die with the subscribe connection; participants stay
+    expect(t.of('track-removed')).toMatchObject([{ participantId: 'pB', kind: 'video' }]);
+    expect(t.conf.participants.size).toBe(2);
+
+    t.clock.advance(300);
+    t.ws().open();
+    const dave: Participant = { id: 'pD', name: 'Dave', audioMuted: true, videoMuted: false };
+    t.ws().receive(t.welcome([{ ...bob, videoMuted: false }, dave]));
+    await flush();
+
+    expect(t.of('participant-joined').map((e) => e.participant.id)).toEqual(['pB', 'pC', 'pD']);
+    expect(t.of('participant-updated')).toEqual([{ participant: { ...bob, videoMuted: false }, previous: bob }]);
+    expect(t.of('participant-left').map((e) => e.id)).toEqual(['pC']);
+    expect([...t.conf.participants.keys()].sort()).toEqual(['pB', 'pD']);
+
+    // the new subscribe connection brings Bob's track back under the same id
+    const bobVideo2 = new FakeTrack('video', 'video-pB');
+    t.pcs().sub.fireTrack(bobVideo2, [new FakeStream('pB', [bobVideo2])]);
+    expect(t.conf.tracks('pB').video?.track).toBe(bobVideo2);
+    expect(t.of('track-added')).toHaveLength(2);
+  });
+
+  it('ignores events from the peer connections of a lost session', async () => {
+    const t = setup();
+    await t.connect();
+    const old = t.pcs();
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome());
+    await flush();
+    old.sub.fireTrack(new FakeTrack('video', 'video-pB'), [new FakeStream('pB')]);
+    old.pub.setState('failed');
+    old.pub.emitCandidate({ candidate: 'candidate:1 1 udp 1 127.0.0.1 1 typ host', sdpMid: '0', sdpMLineIndex: 0 });
+    expect(t.of('track-added')).toHaveLength(0);
+    expect(t.of('reconnecting')).toHaveLength(1);
+    expect(t.ws().sentOfType('candidate')).toHaveLength(0);
+  });
+
+  it('reconnects when a peer connection fails', async () => {
+    const t = setup();
+    await t.connect();
+    t.pcs().sub.setState('connected');
+    t.pcs().sub.setState('failed');
+    expect(t.of('reconnecting')).toEqual([{ attempt: 1, delayMs: 300, reason: 'subscribe connection failed' }]);
+    expect(t.of('peer-state')).toEqual([
+      { pc: 'subscribe', state: 'connected' },
+      { pc: 'subscribe', state: 'failed' },
+    ]);
+  });
+
+  it('reconnects when a peer connection stays disconnected for 4 s', async () => {
+    const t = setup();
+    await t.connect();
+    const { pub } = t.pcs();
+    pub.setState('connected');
+    pub.setState('disconnected');
+    t.clock.advance(3000);
+    pub.setState('connected'); // recovered in time
+    t.clock.advance(5000);
+    expect(t.of('reconnecting')).toHaveLength(0);
+    t.ws().receive({ type: 'pong', ts: 0 });
+
+    pub.setState('disconnected');
+    t.clock.advance(3999);
+    expect(t.of('reconnecting')).toHaveLength(0);
+    t.clock.advance(1);
+    expect(t.of('reconnecting')).toMatchObject([{ reason: 'publish connection disconnected' }]);
+  });
+
+  it('reconnects after a fatal internal error', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().receive({ type: 'error', code: 'internal', message: 'oops', fatal: true });
+    expect(t.of('reconnecting')).toHaveLength(1);
+    expect(t.of('error')).toEqual([{ code: 'internal', message: 'oops', fatal: true, source: 'server' }]);
+    t.ws().serverClose(1011); // the old socket's close is ignored
+    expect(t.of('reconnecting')).toHaveLength(1);
+  });
+
+  it('reconnects after a negotiation timeout', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().receive({ type: 'error', code: 'negotiation-timeout', message: 'late', fatal: true });
+    expect(t.of('reconnecting')).toHaveLength(1);
+    expect(t.of('closed')).toHaveLength(0);
+  });
+});
+
+describe('no reconnect', () => {
+  const afterEnd = (t: ReturnType<typeof setup>) => {
+    t.clock.advance(60_000);
+    expect(t.sockets).toHaveLength(1);
+    expect(t.of('reconnecting')).toHaveLength(0);
+    expect(t.conf.state).toBe('closed');
+    expect(t.clock.pending).toBe(0);
+    const { pub, sub } = t.pcs();
+    expect(pub.closed && sub.closed).toBe(true);
+  };
+
+  it('after bye', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    t.ws().receive({ type: 'bye', reason: 'server shutting down' });
+    t.ws().serverClose(1001);
+    expect(t.of('closed')).toEqual([{ reason: 'bye', message: 'server shutting down' }]);
+    expect(t.of('participant-left').map((e) => e.id)).toEqual(['pB']);
+    afterEnd(t);
+  });
+
+  it('after a fatal error', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().receive({ type: 'error', code: 'bad-room', message: 'bad name', fatal: true });
+    t.ws().serverClose(1008);
+    expect(t.of('closed')).toEqual([{ reason: 'error', message: 'bad-room: bad name' }]);
+    afterEnd(t);
+  });
+
+  it('after a fatal error in reply to join', () => {
+    const t = setup();
+    t.conf.join();
+    t.ws().open();
+    t.ws().receive({ type: 'error', code: 'bad-room', message: 'invalid room', fatal: true });
+    t.ws().serverClose(1008);
+    expect(t.conf.state).toBe('closed');
+    t.clock.advance(60_000);
+    expect(t.sockets).toHaveLength(1);
+  });
+
+  it('after leave', async () => {
+    const t = setup();
+    await t.connect();
+    t.conf.leave();
+    expect(t.ws().sent.at(-1)).toEqual({ type: 'leave' });
+    expect(t.ws().closedByClient).toBe(1000);
+    expect(t.of('closed')).toEqual([{ reason: 'left', message: 'left the room' }]);
+    afterEnd(t);
+  });
+
+  it('after leave while waiting to reconnect', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().serverClose(1006);
+    t.conf.leave();
+    t.clock.advance(10_000);
+    expect(t.sockets).toHaveLength(1);
+    expect(t.conf.state).toBe('closed');
+  });
+
+  it('but keeps going after a non-fatal error', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().receive({ type: 'error', code: 'bad-candidate', message: 'x', fatal: false });
+    expect(t.conf.state).toBe('connected');
+    expect(t.of('error')).toHaveLength(1);
+  });
+});
+
+describe('robustness', () => {
+  it('ignores unknown message types and malformed frames', async () => {
+    const t = setup();
+    await t.connect();
+    const before = t.events.length;
+    const sentBefore = t.ws().sent.length;
+    t.ws().receive({ type: 'speaker', id: 'pB' });
+    t.ws().receive({ type: 'set-last-n', n: 3 });
+    t.ws().receive('not json');
+    t.ws().receive('[1,2]');
+    t.ws().receive({ type: 'participant-joined' }); // missing participant
+    t.ws().receive({ type: 'offer', pc: 'sideways', sdp: 'x' });
+    await flush();
+    expect(t.events.length).toBe(before);
+    expect(t.ws().sent.length).toBe(sentBefore);
+    expect(t.conf.state).toBe('connected');
+    // still working afterwards
+    t.ws().receive({ type: 'participant-joined', participant: carol });
+    expect(t.of('participant-joined').at(-1)).toEqual({ participant: carol });
+  });
+
+  it('ignores unknown fields', async () => {
+    const t = setup();
+    await t.connect([]);
+    t.ws().receive({ type: 'participant-joined', participant: { ...carol, role: 'x' }, extra: 1 });
+    expect(t.of('participant-joined')).toEqual([{ participant: carol }]);
+  });
+
+  it('keeps going when a listener throws', async () => {
+    const t = setup();
+    t.conf.on('participant-joined', () => {
+      throw new Error('listener bug');
+    });
+    await t.connect([bob]);
+    expect(t.conf.state).toBe('connected');
+    expect(t.ws().sentOfType('offer')).toHaveLength(1);
+  });
+});
+
+describe('mute', () => {
+  it('sends mute and disables the local tracks', async () => {
+    const t = setup();
+    await t.connect();
+    t.conf.mute(true, false);
+    expect(t.ws().sentOfType('mute')).toEqual([{ type: 'mute', audio: true, video: false }]);
+    expect(t.mic.enabled).toBe(false);
+    expect(t.cam.enabled).toBe(true);
+    expect(t.conf.localState).toEqual({ audioMuted: true, videoMuted: false });
+    t.conf.mute(false, true);
+    expect(t.mic.enabled).toBe(true);
+    expect(t.cam.enabled).toBe(false);
+    expect(t.of('local-state')).toEqual([
+      { audioMuted: true, videoMuted: false },
+      { audioMuted: false, videoMuted: true },
+    ]);
+  });
+
+  it('states a mute set before joining once welcomed', async () => {
+    const t = setup();
+    t.conf.mute(false, true);
+    expect(t.cam.enabled).toBe(false);
+    await t.connect();
+    expect(t.ws().sentOfType('mute')).toEqual([{ type: 'mute', audio: false, video: true }]);
+  });
+});
+
+describe('stats', () => {
+  it('maps inbound entries to participants and lists outbound entries', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    const { pub, sub } = t.pcs();
+    const bobVideo = new FakeTrack('video', 'video-pB');
+    const carolAudio = new FakeTrack('audio', 'receiver-xyz');
+    sub.fireTrack(bobVideo, [new FakeStream('pB', [bobVideo])], '1');
+    sub.fireTrack(carolAudio, [new FakeStream('pC', [carolAudio])], '2');
+    sub.stats = [
+      { type: 'transport', id: 'T1' },
+      {
+        type: 'inbound-rtp',
+        kind: 'video',
+        trackIdentifier: 'video-pB',
+        mid: '1',
+        packetsReceived: 100,
+        bytesReceived: 120000,
+        framesDecoded: 30,
+        frameWidth: 320,
+        frameHeight: 180,
+        framesPerSecond: 29.5,
+        freezeCount: 1,
+        pliCount: 2,
+        nackCount: 3,
+        jitter: 0.004,
+        packetsLost: 5,
+      },
+      { type: 'inbound-rtp', kind: 'audio', trackIdentifier: 'receiver-xyz', mid: '2', packetsReceived: 50 },
+      { type: 'inbound-rtp', kind: 'audio', trackIdentifier: 'stale', mid: '9', packetsReceived: 1 },
+    ];
+    pub.stats = [
+      { type: 'outbound-rtp', kind: 'video', packetsSent: 10, bytesSent: 1000, framesEncoded: 5, frameWidth: 320, frameHeight: 180, qualityLimitationReason: 'none' },
+      { type: 'outbound-rtp', kind: 'audio', packetsSent: 20, bytesSent: 2000 },
+    ];
+    const st = await t.conf.stats();
+    expect(st.inbound).toEqual([
+      {
+        participantId: 'pB',
+        kind: 'video',
+        trackId: 'video-pB',
+        packetsReceived: 100,
+        bytesReceived: 120000,
+        framesDecoded: 30,
+        frameWidth: 320,
+        frameHeight: 180,
+        framesPerSecond: 29.5,
+        freezeCount: 1,
+        pliCount: 2,
+        nackCount: 3,
+        jitter: 0.004,
+        packetsLost: 5,
+      },
+      expect.objectContaining({ participantId: 'pC', kind: 'audio', packetsReceived: 50, framesDecoded: 0 }),
+    ]);
+    expect(st.outbound.map((o) => [o.kind, o.packetsSent])).toEqual([
+      ['audio', 20],
+      ['video', 10],
+    ]);
+    expect(st.outbound[1]).toMatchObject({ framesEncoded: 5, frameWidth: 320, qualityLimitationReason: 'none' });
+  });
+
+  it('is empty before joining', async () => {
+    const t = setup();
+    const st = await t.conf.stats();
+    expect(st.inbound).toEqual([]);
+    expect(st.outbound).toEqual([]);
+  });
+});
+
+describe('recycled receivers', () => {
+  it('moves a reused receiver track to its new participant', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    const track = new FakeTrack('video', 'video-pB');
+    t.pcs().sub.fireTrack(track, [new FakeStream('pB', [track])], '1');
+    t.pcs().sub.fireTrack(track, [new FakeStream('pC', [track])], '1');
+    expect(t.conf.tracks('pB').video).toBeUndefined();
+    expect(t.conf.tracks('pC').video?.track).toBe(track);
+    expect(t.events.filter((e) => e[0].startsWith('track-')).map((e) => [e[0], (e[1] as { participantId: string }).participantId])).toEqual([
+      ['track-added', 'pB'],
+      ['track-removed', 'pB'],
+      ['track-added', 'pC'],
+    ]);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { bestGrid } from '../src/ui/layout';
+import { parseVideoSize } from '../src/ui/media';
+import { route, roomUrl } from '../src/ui/route';
+
+describe('route', () => {
+  it('shows the form at /', () => {
+    expect(route('/', '')).toEqual({ page: 'form', room: '', name: '', video: null, error: null });
+  });
+  it('joins a room with a name', () => {
+    expect(route('/standup', '?name=Alice%20B&video=320x180')).toEqual({
+      page: 'room',
+      room: 'standup',
+      name: 'Alice B',
+      videoSize: { width: 320, height: 180 },
+    });
+    expect(route('/standup/', '?name=A')).toMatchObject({ page: 'room', room: 'standup' });
+  });
+  it('prefills the room when the name is missing', () => {
+    expect(route('/standup', '')).toEqual({ page: 'form', room: 'standup', name: '', video: null, error: null });
+  });
+  it('rejects invalid rooms and names', () => {
+    expect(route('/a%20b', '?name=x')).toMatchObject({ page: 'form', error: expect.any(String) });
+    expect(route(`/${'r'.repeat(65)}`, '?name=x')).toMatchObject({ page: 'form' });
+    expect(route('/ok', `?name=${'n'.repeat(65)}`)).toMatchObject({ page: 'form', room: 'ok', error: expect.any(String) });
+    expect(route('/ok', `?name=${'é'.repeat(64)}`)).toMatchObject({ page: 'room' });
+    expect(route('/ok', '?name=a%07b')).toMatchObject({ page: 'form', error: expect.any(String) });
+  });
+  it('builds room URLs', () => {
+    expect(roomUrl('standup', 'Zoë & co', null)).toBe('/standup?name=Zo%C3%AB+%26+co');
+    expect(roomUrl('a.b', 'x', '320x180')).toBe('/a.b?name=x&video=320x180');
+  });
+});
+
+describe('parseVideoSize', () => {
+  it('defaults to 1280x720', () => {
+    expect(parseVideoSize(null)).toEqual({ width: 1280, height: 720 });
+    expect(parseVideoSize('big')).toEqual({ width: 1280, height: 720 });
+    expect(parseVideoSize('640x360')).toEqual({ width: 640, height: 360 });
+  });
+});
+
+describe('bestGrid', () => {
+  it('fills a wide stage in one row and a square one in a grid', () => {
+    expect(bestGrid(1, 1600, 900, 16 / 9, 0)).toMatchObject({ cols: 1, rows: 1, tileWidth: 1600 });
+    expect(bestGrid(2, 1600, 450, 16 / 9, 0)).toMatchObject({ cols: 2, rows: 1 });
+    expect(bestGrid(4, 1600, 900, 16 / 9, 0)).toMatchObject({ cols: 2, rows: 2, tileWidth: 800 });
+    expect(bestGrid(3, 400, 1200, 16 / 9, 0)).toMatchObject({ cols: 1, rows: 3 });
+  });
+});
