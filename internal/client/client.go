@@ -17,6 +17,9 @@ import (
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
+// AudioLevelURI is the RFC 6464 client-to-mixer audio level extension.
+const AudioLevelURI = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
+
 // Options configure a client.
 type Options struct {
 	URL  string // ws://host:port/ws
@@ -54,6 +57,10 @@ type State struct {
 	Participants map[string]signal.Participant
 	Tracks       map[string]*TrackStats // by track id (kind-participant)
 	Errors       []signal.Error
+	Speaker      string   // the dominant speaker last announced
+	Forwarded    []string // the video set last announced
+	Paused       bool     // the SFU asked us to stop sending video
+	PauseCount   int
 	Bye          string
 	Closed       error
 	Offers       int
@@ -81,6 +88,9 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	c := &Client{opts: opts, conn: conn, ctx: cctx, cancel: cancel, change: make(chan struct{})}
 	c.state.Participants = map[string]signal.Participant{}
 	c.state.Tracks = map[string]*TrackStats{}
+	if opts.Publish { // before the reader starts, which reads it
+		c.media = &Media{keyframe: make(chan struct{}, 1), done: make(chan struct{})}
+	}
 	if err := c.openPeerConnections(); err != nil {
 		c.Close()
 		return nil, err
@@ -115,6 +125,9 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 func newAPI() (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
+		return nil, err
+	}
+	if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: AudioLevelURI}, webrtc.RTPCodecTypeAudio); err != nil {
 		return nil, err
 	}
 	r := &interceptor.Registry{}
@@ -154,6 +167,29 @@ func (c *Client) openPeerConnections() error {
 	return nil
 }
 
+// SetSpeaking switches the synthetic microphone between speech-like levels and silence.
+func (c *Client) SetSpeaking(on bool) {
+	if c.media != nil {
+		c.media.speaking.Store(on)
+	}
+}
+
+// VideoFramesSent counts the video frames this client has sent.
+func (c *Client) VideoFramesSent() uint64 {
+	if c.media == nil {
+		return 0
+	}
+	return c.media.sentVideo.Load()
+}
+
+// KeyframeRequests counts the keyframe requests (PLI/FIR) the SFU sent this client.
+func (c *Client) KeyframeRequests() uint64 {
+	if c.media == nil {
+		return 0
+	}
+	return c.media.keyframeRequests.Load()
+}
+
 // Send writes one message.
 func (c *Client) Send(typ string, body any) error {
 	frame, err := signal.Encode(typ, body)
@@ -187,6 +223,7 @@ func (c *Client) Snapshot() State {
 		s.Tracks[k] = &cp
 	}
 	s.Errors = append([]signal.Error(nil), c.state.Errors...)
+	s.Forwarded = append([]string(nil), c.state.Forwarded...)
 	return s
 }
 
@@ -287,7 +324,9 @@ func (c *Client) handle(frame []byte) {
 	case signal.TypeAnswer:
 		var m signal.SDP
 		_ = json.Unmarshal(frame, &m)
-		_ = c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP})
+		if c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}) == nil && c.media != nil {
+			c.media.answered()
+		}
 	case signal.TypeCandidate:
 		var m signal.TrickleCandidate
 		_ = json.Unmarshal(frame, &m)
@@ -298,6 +337,25 @@ func (c *Client) handle(frame []byte) {
 			}
 			_ = pc.AddICECandidate(webrtc.ICECandidateInit{Candidate: m.Candidate.Candidate, SDPMid: m.Candidate.SDPMid, SDPMLineIndex: m.Candidate.SDPMLineIndex})
 		}
+	case signal.TypeSpeaker:
+		var m signal.Speaker
+		_ = json.Unmarshal(frame, &m)
+		c.update(func(s *State) { s.Speaker = m.ID })
+	case signal.TypeForwarded:
+		var m signal.Forwarded
+		_ = json.Unmarshal(frame, &m)
+		c.update(func(s *State) { s.Forwarded = m.IDs })
+	case signal.TypePauseVideo, signal.TypeResumeVideo:
+		pause := head.Type == signal.TypePauseVideo
+		if c.media != nil {
+			c.media.paused.Store(pause)
+		}
+		c.update(func(s *State) {
+			s.Paused = pause
+			if pause {
+				s.PauseCount++
+			}
+		})
 	case signal.TypeError:
 		var e signal.Error
 		_ = json.Unmarshal(frame, &e)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/rtp"
@@ -14,14 +15,23 @@ import (
 // Media sends synthetic Opus-sized audio every 20 ms and VP8-shaped video at 30 fps,
 // with a keyframe every 3 s and on every keyframe request from the SFU.
 type Media struct {
-	audio, video *webrtc.TrackLocalStaticSample
-	keyframe     chan struct{}
-	done         chan struct{}
-	wg           sync.WaitGroup
+	audio    *webrtc.TrackLocalStaticRTP
+	video    *webrtc.TrackLocalStaticSample
+	keyframe chan struct{}
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	mu               sync.Mutex // guards audioSender: publish sets it, the signaling reader reads it
+	audioSender      *webrtc.RTPSender
+	levelExt         atomic.Uint32 // negotiated RFC 6464 extension id (0 until known)
+	speaking         atomic.Bool   // send speech-like levels instead of silence
+	paused           atomic.Bool   // the SFU asked us to stop sending video
+	sentVideo        atomic.Uint64
+	keyframeRequests atomic.Uint64 // PLI/FIR received from the SFU
 }
 
 func (c *Client) publish() error {
-	audio, err := webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "audio", "local")
+	audio, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "audio", "local")
 	if err != nil {
 		return err
 	}
@@ -29,12 +39,17 @@ func (c *Client) publish() error {
 	if err != nil {
 		return err
 	}
-	m := &Media{audio: audio, video: video, keyframe: make(chan struct{}, 1), done: make(chan struct{})}
-	c.media = m
-	for _, t := range []*webrtc.TrackLocalStaticSample{audio, video} {
+	m := c.media
+	m.audio, m.video = audio, video
+	for _, t := range []webrtc.TrackLocal{audio, video} {
 		sender, err := c.pub.AddTransceiverFromTrack(t, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly})
 		if err != nil {
 			return err
+		}
+		if t == webrtc.TrackLocal(audio) {
+			m.mu.Lock()
+			m.audioSender = sender.Sender()
+			m.mu.Unlock()
 		}
 		m.wg.Add(1)
 		go func(s *webrtc.RTPSender) { defer m.wg.Done(); m.readRTCP(s) }(sender.Sender())
@@ -63,6 +78,7 @@ func (m *Media) readRTCP(s *webrtc.RTPSender) {
 		}
 		for _, p := range pkts {
 			if isKeyframeRequest(p) {
+				m.keyframeRequests.Add(1)
 				select {
 				case m.keyframe <- struct{}{}:
 				default:
@@ -72,16 +88,31 @@ func (m *Media) readRTCP(s *webrtc.RTPSender) {
 	}
 }
 
+// sendAudio sends a 20 ms Opus-sized packet with an RFC 6464 level: speech-like
+// syllables while speaking (about 200 ms on, 80 ms off), a microphone's background
+// noise otherwise.
 func (m *Media) sendAudio() {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	frame := make([]byte, 80)
+	pkt := &rtp.Packet{Header: rtp.Header{Version: 2, SSRC: 1}, Payload: make([]byte, 80)}
+	var n int
 	for {
 		select {
 		case <-m.done:
 			return
 		case <-tick.C:
-			_ = m.audio.WriteSample(media.Sample{Data: frame, Duration: 20 * time.Millisecond})
+			n++
+			level := uint8(88 + n%5) // room noise, about -90 dBov
+			if m.speaking.Load() && n%14 < 10 {
+				level = uint8(20 + (n*7)%25) // syllables between -20 and -45 dBov
+			}
+			pkt.Header.Extension, pkt.Header.Extensions = false, nil
+			if id := m.levelExt.Load(); id != 0 {
+				_ = pkt.Header.SetExtension(uint8(id), []byte{level})
+			}
+			pkt.SequenceNumber++
+			pkt.Timestamp += 960
+			_ = m.audio.WriteRTP(pkt)
 		}
 	}
 }
@@ -103,12 +134,31 @@ func (m *Media) sendVideo() {
 		case <-m.keyframe:
 			next = time.Now()
 		case <-tick.C:
+			if m.paused.Load() {
+				continue
+			}
+			m.sentVideo.Add(1)
 			frame := delta
 			if !time.Now().Before(next) {
 				frame = key
 				next = time.Now().Add(3 * time.Second)
 			}
 			_ = m.video.WriteSample(media.Sample{Data: frame, Duration: time.Second / 30})
+		}
+	}
+}
+
+// answered learns the negotiated extension ids once the SFU answered our offer.
+func (m *Media) answered() {
+	m.mu.Lock()
+	sender := m.audioSender
+	m.mu.Unlock()
+	if sender == nil {
+		return
+	}
+	for _, ext := range sender.GetParameters().HeaderExtensions {
+		if ext.URI == AudioLevelURI {
+			m.levelExt.Store(uint32(ext.ID))
 		}
 	}
 }

@@ -22,6 +22,8 @@ type Config struct {
 	TLSCert       string   `key:"tls-cert" help:"TLS certificate file (PEM); serves HTTPS"`
 	TLSKey        string   `key:"tls-key" help:"TLS private key file (PEM)"`
 	TLSSelfSigned bool     `key:"tls-self-signed" help:"serve HTTPS with a generated self-signed certificate"`
+	LastN         int      `key:"last-n" help:"default number of videos each participant receives (-1: unlimited)"`
+	VideoPausing  bool     `key:"video-pausing" help:"tell senders whose video nobody receives to stop sending it"`
 	LogLevel      string   `key:"log-level" help:"debug, info, warn or error"`
 	LogJSON       bool     `key:"log-json" help:"log as JSON lines"`
 }
@@ -29,10 +31,12 @@ type Config struct {
 // Default is the configuration for a laptop: loopback only, fixed documented ports.
 func Default() Config {
 	return Config{
-		HTTP:     "127.0.0.1:7880",
-		UDPPort:  7882,
-		TCPPort:  7881,
-		LogLevel: "info",
+		HTTP:         "127.0.0.1:7880",
+		UDPPort:      7882,
+		TCPPort:      7881,
+		LastN:        8,
+		VideoPausing: true,
+		LogLevel:     "info",
 	}
 }
 
@@ -46,6 +50,9 @@ func (c *Config) Validate() error {
 	}
 	if c.UDPPort < 0 || c.UDPPort > 65535 {
 		errs = append(errs, fmt.Errorf("udp-port: %d out of range", c.UDPPort))
+	}
+	if c.LastN < -1 {
+		errs = append(errs, fmt.Errorf("last-n: %d; use -1 for unlimited or a count >= 0", c.LastN))
 	}
 	if c.TCPPort < 0 || c.TCPPort > 65535 {
 		errs = append(errs, fmt.Errorf("tcp-port: %d out of range", c.TCPPort))

@@ -12,14 +12,15 @@ var ErrClosed = errors.New("server is shutting down")
 
 // Hub is the set of live rooms. A room exists while at least one session holds it.
 type Hub struct {
-	mu     sync.Mutex
-	rooms  map[string]*Room
-	closed bool
-	wg     sync.WaitGroup
+	defaults Settings
+	mu       sync.Mutex
+	rooms    map[string]*Room
+	closed   bool
+	wg       sync.WaitGroup
 }
 
-// NewHub makes an empty hub.
-func NewHub() *Hub { return &Hub{rooms: map[string]*Room{}} }
+// NewHub makes an empty hub whose rooms start with defaults.
+func NewHub(defaults Settings) *Hub { return &Hub{defaults: defaults, rooms: map[string]*Room{}} }
 
 // Join enters m into the named room; every successful Join must be paired with Leave.
 func (h *Hub) Join(name string, m Member, info signal.Participant) (*Room, []signal.Participant, error) {
@@ -30,7 +31,7 @@ func (h *Hub) Join(name string, m Member, info signal.Participant) (*Room, []sig
 	}
 	r, ok := h.rooms[name]
 	if !ok {
-		r = newRoom(name)
+		r = newRoom(name, h.defaults)
 		h.rooms[name] = r
 		h.wg.Add(1)
 		go func() { defer h.wg.Done(); r.loop() }()

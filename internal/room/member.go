@@ -4,6 +4,7 @@
 package room
 
 import (
+	"github.com/podium-sfu/podium/internal/algo/lastn"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -27,4 +28,11 @@ type member struct {
 	ups   []*forward.UpTrack
 	downs map[*forward.UpTrack]*forward.DownTrack // what this member receives
 	order int                                     // join order, for stable listings
+
+	pinned        []lastn.ID // always receive these, in this order
+	wantN         int        // the most videos it asks for; -1 = as many as the room allows
+	forwarded     []lastn.ID // the selection last told to the client
+	forwardedN    int
+	toldForwarded bool
+	paused        bool // told to stop sending video
 }

@@ -1,8 +1,12 @@
 package room
 
 import (
+	"slices"
 	"sort"
+	"time"
 
+	"github.com/podium-sfu/podium/internal/algo/lastn"
+	"github.com/podium-sfu/podium/internal/algo/speaker"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -18,23 +22,50 @@ type Room struct {
 
 // state is owned by the room loop.
 type state struct {
-	members map[string]*member
-	joins   int
+	members  map[string]*member
+	joins    int
+	settings Settings
+	onStage  []string
+	detector *speaker.Detector
+	order    lastn.Order // speaker order L, on-stage on top
+	dominant string
+	levels   []forward.AudioLevel // scratch for draining level rings
 }
 
-func newRoom(name string) *Room {
+func newRoom(name string, settings Settings) *Room {
 	r := &Room{name: name, cmds: make(chan func(), 64), done: make(chan struct{})}
-	r.state.members = map[string]*member{}
+	r.state = state{
+		members:  map[string]*member{},
+		settings: settings,
+		onStage:  []string{},
+		detector: speaker.New(speaker.DefaultConfig()),
+	}
 	return r
 }
 
 // Name is the room's name.
 func (r *Room) Name() string { return r.name }
 
+// loop runs commands, and the speaker detector when it is due, until the hub
+// closes the room.
 func (r *Room) loop() {
 	defer close(r.done)
-	for f := range r.cmds {
-		f()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case f, ok := <-r.cmds:
+			if !ok {
+				return
+			}
+			f()
+		case <-timer.C:
+			r.state.tick()
+		}
+		timer.Stop()
+		if next := r.state.nextTick(); !next.IsZero() {
+			timer.Reset(max(time.Until(next), time.Millisecond))
+		}
 	}
 }
 
@@ -45,11 +76,18 @@ func (r *Room) do(f func(*state)) {
 	<-done
 }
 
+// current returns m's record if m is still the session holding its id.
+func (s *state) current(m Member) (*member, bool) {
+	cur, ok := s.members[m.ID()]
+	return cur, ok && cur.m == m
+}
+
 // join adds m (replacing a session that held the same id) and subscribes it to every
 // published track. It returns the other participants.
 func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
 	var others []signal.Participant
 	r.do(func(s *state) {
+		now := time.Now()
 		resumed := false
 		if old, ok := s.members[info.ID]; ok {
 			s.removeMember(old)
@@ -57,7 +95,7 @@ func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
 			resumed = true
 		}
 		s.joins++
-		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins}
+		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1}
 		for _, o := range s.sorted() {
 			others = append(others, o.info)
 			for _, up := range o.ups {
@@ -65,11 +103,16 @@ func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
 			}
 		}
 		s.members[info.ID] = nm
+		s.order.Add(lastnID(info.ID))
+		s.detector.Add(now, speaker.ID(info.ID))
 		typ := signal.TypeJoined
 		if resumed {
 			typ = signal.TypeUpdated
 		}
 		s.broadcast(nm, typ, signal.ParticipantEvent{Participant: info})
+		m.Send(signal.TypeRoom, s.roomState())
+		m.Send(signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
+		s.reselect(now)
 	})
 	return others
 }
@@ -77,9 +120,10 @@ func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
 // leave removes m if it is still the session holding its id.
 func (r *Room) leave(m Member) {
 	r.do(func(s *state) {
-		if cur, ok := s.members[m.ID()]; ok && cur.m == m {
+		if cur, ok := s.current(m); ok {
 			s.removeMember(cur)
 			s.broadcast(cur, signal.TypeLeft, signal.ParticipantLeft{ID: m.ID()})
+			s.reselect(time.Now())
 		}
 	})
 }
@@ -87,8 +131,8 @@ func (r *Room) leave(m Member) {
 // Publish forwards up to every other member.
 func (r *Room) Publish(m Member, up *forward.UpTrack) {
 	r.do(func(s *state) {
-		pub, ok := s.members[m.ID()]
-		if !ok || pub.m != m {
+		pub, ok := s.current(m)
+		if !ok {
 			return
 		}
 		pub.ups = append(pub.ups, up)
@@ -97,14 +141,16 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 				s.subscribe(o, up)
 			}
 		}
+		s.reselect(time.Now())
 	})
 }
 
 // Unpublish stops forwarding up (its sender stopped it or left).
 func (r *Room) Unpublish(m Member, up *forward.UpTrack) {
 	r.do(func(s *state) {
-		if pub, ok := s.members[m.ID()]; ok && pub.m == m {
+		if pub, ok := s.current(m); ok {
 			s.unpublish(pub, up)
+			s.reselect(time.Now())
 		}
 	})
 }
@@ -112,13 +158,69 @@ func (r *Room) Unpublish(m Member, up *forward.UpTrack) {
 // SetMute records and relays a member's microphone and camera state.
 func (r *Room) SetMute(m Member, audio, video bool) {
 	r.do(func(s *state) {
-		cur, ok := s.members[m.ID()]
-		if !ok || cur.m != m {
+		cur, ok := s.current(m)
+		if !ok {
 			return
 		}
 		cur.info.AudioMuted, cur.info.VideoMuted = audio, video
 		s.broadcast(cur, signal.TypeUpdated, signal.ParticipantEvent{Participant: cur.info})
 	})
+}
+
+// Pin makes m always receive id's video (within its N).
+func (r *Room) Pin(m Member, id string) {
+	r.do(func(s *state) {
+		if cur, ok := s.current(m); ok && !slices.Contains(cur.pinned, lastnID(id)) {
+			cur.pinned = append(cur.pinned, lastnID(id))
+			s.reselect(time.Now())
+		}
+	})
+}
+
+// Unpin undoes Pin.
+func (r *Room) Unpin(m Member, id string) {
+	r.do(func(s *state) {
+		if cur, ok := s.current(m); ok {
+			cur.pinned = slices.DeleteFunc(cur.pinned, func(p lastn.ID) bool { return p == lastnID(id) })
+			s.reselect(time.Now())
+		}
+	})
+}
+
+// SetLastN sets how many videos m wants (-1: as many as the room allows).
+func (r *Room) SetLastN(m Member, n int) {
+	r.do(func(s *state) {
+		if cur, ok := s.current(m); ok {
+			cur.wantN = max(n, -1)
+			s.reselect(time.Now())
+		}
+	})
+}
+
+// UpdateSettings changes the room's Last N and on-stage set (nil: unchanged).
+func (r *Room) UpdateSettings(lastN *int, onStage []string) {
+	r.do(func(s *state) {
+		if lastN != nil {
+			s.settings.LastN = max(*lastN, -1)
+		}
+		if onStage != nil {
+			s.onStage = slices.Clone(onStage)
+			ids := make([]lastn.ID, len(onStage))
+			for i, id := range onStage {
+				ids[i] = lastnID(id)
+			}
+			s.order.SetOnStage(ids)
+		}
+		s.broadcast(nil, signal.TypeRoom, s.roomState())
+		s.reselect(time.Now())
+	})
+}
+
+// Settings returns the room's current policy.
+func (r *Room) Settings() Settings {
+	var out Settings
+	r.do(func(s *state) { out = s.settings })
+	return out
 }
 
 // Participants lists the members in join order.
@@ -132,20 +234,21 @@ func (r *Room) Participants() []signal.Participant {
 	return out
 }
 
+func (s *state) roomState() signal.RoomState {
+	return signal.RoomState{LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage)}
+}
+
 func (s *state) subscribe(to *member, up *forward.UpTrack) {
 	d := forward.NewDownTrack(up, to.info.ID)
+	// Video starts switched off; reselect switches on what the receiver's Last N picks.
+	d.SetSelected(false)
 	to.downs[up] = d
 	to.m.AddDownTrack(d)
 	up.AddDown(d)
 }
 
 func (s *state) unpublish(pub *member, up *forward.UpTrack) {
-	for i, u := range pub.ups {
-		if u == up {
-			pub.ups = append(pub.ups[:i], pub.ups[i+1:]...)
-			break
-		}
-	}
+	pub.ups = slices.DeleteFunc(pub.ups, func(u *forward.UpTrack) bool { return u == up })
 	for _, o := range s.members {
 		if d, ok := o.downs[up]; ok {
 			delete(o.downs, up)
@@ -163,8 +266,14 @@ func (s *state) removeMember(m *member) {
 		up.RemoveDown(d)
 	}
 	delete(s.members, m.info.ID)
+	s.order.Remove(lastnID(m.info.ID))
+	s.detector.Remove(time.Now(), speaker.ID(m.info.ID))
+	if s.dominant == m.info.ID {
+		s.dominant = ""
+	}
 }
 
+// broadcast sends to every member but from (nil: everyone).
 func (s *state) broadcast(from *member, typ string, body any) {
 	for _, o := range s.members {
 		if o != from {
@@ -181,3 +290,5 @@ func (s *state) sorted() []*member {
 	sort.Slice(out, func(i, j int) bool { return out[i].order < out[j].order })
 	return out
 }
+
+func lastnID(id string) lastn.ID { return lastn.ID(id) }

@@ -75,7 +75,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	resumeKey := make([]byte, 32)
 	_, _ = rand.Read(resumeKey)
-	s := &Server{cfg: cfg, log: log, engine: engine, hub: room.NewHub(), ln: ln,
+	s := &Server{cfg: cfg, log: log, engine: engine, hub: room.NewHub(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing}), ln: ln,
 		url: scheme + "://" + ln.Addr().String() + "/"}
 	s.sessionCtx, s.cancelSessions = context.WithCancel(context.Background())
 	deps := session.Deps{

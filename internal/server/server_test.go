@@ -17,11 +17,18 @@ import (
 // startServer runs a server on loopback with free ports until the test ends.
 func startServer(t *testing.T, opts Options) *Server {
 	t.Helper()
+	return startServerWith(t, opts, func(*config.Config) {})
+}
+
+// startServerWith is startServer with configuration changes.
+func startServerWith(t *testing.T, opts Options, change func(*config.Config)) *Server {
+	t.Helper()
 	cfg := config.Default()
 	cfg.HTTP = "127.0.0.1:0"
 	cfg.UDPPort = 0
 	cfg.TCPPort = 0
 	cfg.MediaIPs = []string{"127.0.0.1"}
+	change(&cfg)
 	if opts.Client == nil {
 		opts.Client = fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>podium</title>")}}
 	}

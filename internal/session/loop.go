@@ -86,6 +86,14 @@ func (s *Session) handle(msg signal.Incoming) error {
 		return s.handleCandidate(msg.Candidate)
 	case signal.TypeMute:
 		s.room.SetMute(s, msg.Mute.Audio, msg.Mute.Video)
+	case signal.TypePin:
+		s.room.Pin(s, msg.Pin.ID)
+	case signal.TypeUnpin:
+		s.room.Unpin(s, msg.Pin.ID)
+	case signal.TypeSetLastN:
+		s.room.SetLastN(s, msg.LastN.N)
+	case signal.TypeRoomSettings:
+		s.room.UpdateSettings(msg.Settings.LastN, msg.Settings.OnStage)
 	case signal.TypePing:
 		s.Send(signal.TypePong, msg.Ping)
 	case signal.TypeLeave:

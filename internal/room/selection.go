@@ -1,0 +1,103 @@
+package room
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/algo/lastn"
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// reselect applies Last N after anything it depends on changed: each receiver's
+// video DownTracks are switched on or off (no renegotiation), senders nobody watches
+// are paused, and every source that newly entered some receiver's selection gets
+// exactly one keyframe request, from the SFU itself.
+func (s *state) reselect(now time.Time) {
+	order := s.videoOrder()
+	entered := map[string]bool{}
+	selections := make([][]lastn.ID, 0, len(s.members))
+	for _, m := range s.sorted() {
+		n := effectiveN(s.settings.LastN, m.wantN)
+		sel := lastn.Select(order, lastn.ID(m.info.ID), m.pinned, n)
+		selections = append(selections, sel)
+		for up, d := range m.downs {
+			if up.Kind() != webrtc.RTPCodecTypeVideo {
+				continue
+			}
+			on := slices.Contains(sel, lastn.ID(up.Source()))
+			if on && !d.Selected() {
+				entered[up.Source()] = true
+			}
+			d.SetSelected(on)
+		}
+		if !slices.Equal(sel, m.forwarded) || n != m.forwardedN || !m.toldForwarded {
+			m.forwarded, m.forwardedN, m.toldForwarded = sel, n, true
+			m.m.Send(signal.TypeForwarded, signal.Forwarded{IDs: idStrings(sel), LastN: n})
+		}
+	}
+	needed := lastn.Needed(order, selections)
+	for _, m := range s.members {
+		if m.video() == nil {
+			continue
+		}
+		pause := s.settings.VideoPausing && !slices.Contains(needed, lastn.ID(m.info.ID))
+		if pause == m.paused {
+			continue
+		}
+		m.paused = pause
+		if pause {
+			m.m.Send(signal.TypePauseVideo, struct{}{})
+		} else {
+			m.m.Send(signal.TypeResumeVideo, struct{}{})
+			entered[m.info.ID] = true
+		}
+	}
+	for id := range entered {
+		if m, ok := s.members[id]; ok && m.video() != nil {
+			m.video().RequestKeyframe(now)
+		}
+	}
+}
+
+// videoOrder is the speaker order L restricted to participants publishing video.
+func (s *state) videoOrder() []lastn.ID {
+	all := s.order.IDs()
+	out := make([]lastn.ID, 0, len(all))
+	for _, id := range all {
+		if m, ok := s.members[string(id)]; ok && m.video() != nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func idStrings(ids []lastn.ID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}
+
+// video is the member's published video track, if any.
+func (m *member) video() *forward.UpTrack {
+	for _, up := range m.ups {
+		if up.Kind() == webrtc.RTPCodecTypeVideo {
+			return up
+		}
+	}
+	return nil
+}
+
+// audio is the member's published audio track, if any.
+func (m *member) audio() *forward.UpTrack {
+	for _, up := range m.ups {
+		if up.Kind() == webrtc.RTPCodecTypeAudio {
+			return up
+		}
+	}
+	return nil
+}

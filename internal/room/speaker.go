@@ -1,0 +1,38 @@
+package room
+
+import (
+	"time"
+
+	"github.com/podium-sfu/podium/internal/algo/speaker"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// tick feeds the audio levels gathered since the last call to the dominant speaker
+// detector and applies its decision. The levels are drained before reading the clock,
+// so the detector never sees a level newer than its decision time.
+func (s *state) tick() {
+	for _, m := range s.members {
+		up := m.audio()
+		if up == nil {
+			continue
+		}
+		s.levels = up.Levels().Drain(s.levels[:0])
+		for _, l := range s.levels {
+			s.detector.Observe(l.At, speaker.ID(m.info.ID), l.Raw)
+		}
+	}
+	now := time.Now()
+	ev, ok := s.detector.HandleTimeout(now)
+	if !ok {
+		return
+	}
+	s.dominant = string(ev.Dominant)
+	if ev.Dominant != "" {
+		s.order.Promote(lastnID(s.dominant))
+	}
+	s.broadcast(nil, signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
+	s.reselect(now)
+}
+
+// nextTick is when the loop must call tick; zero means not until something changes.
+func (s *state) nextTick() time.Time { return s.detector.NextTimeout() }

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/client"
+	"github.com/podium-sfu/podium/internal/config"
+)
+
+// activeVideos counts, over all clients, the received videos that had packets in the
+// last half second.
+func activeVideos(cs []*client.Client) (total int, per []int) {
+	for _, c := range cs {
+		n := 0
+		for _, tr := range c.Snapshot().Tracks {
+			if tr.Kind == "video" && time.Since(tr.LastSeen) < 500*time.Millisecond {
+				n++
+			}
+		}
+		per = append(per, n)
+		total += n
+	}
+	return total, per
+}
+
+// With K senders and Last N = N, the SFU forwards K×N video streams rather than
+// K×(K−1), pauses the K−N−1 senders nobody watches, follows the dominant speaker,
+// and asks a newly needed sender for exactly one keyframe.
+func TestLastNForwardsKTimesN(t *testing.T) {
+	const K, N = 10, 3
+	srv := startServerWith(t, Options{}, func(c *config.Config) { c.LastN = N })
+	cs := make([]*client.Client, K)
+	ids := make([]string, K)
+	for i := range cs {
+		cs[i] = dial(t, srv, "lastn", fmt.Sprintf("P%d", i), true)
+		ids[i] = cs[i].Snapshot().ID
+	}
+	settle := func(what string, want int) {
+		t.Helper()
+		deadline := time.Now().Add(8 * time.Second)
+		for {
+			total, per := activeVideos(cs)
+			if total == want {
+				t.Logf("%s: %d video streams forwarded (full star would be %d), per receiver %v", what, total, K*(K-1), per)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d video streams forwarded, want %d (per receiver %v)", what, total, want, per)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	settle("nobody speaking", K*N)
+
+	pausedCount := func() (n int) {
+		for _, c := range cs {
+			if c.Snapshot().Paused {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for pausedCount() != K-N-1 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := pausedCount(); n != K-N-1 {
+		t.Fatalf("%d senders paused, want K−N−1 = %d", n, K-N-1)
+	}
+	for _, c := range cs {
+		if st := c.Snapshot(); st.Paused {
+			before := c.VideoFramesSent()
+			time.Sleep(300 * time.Millisecond)
+			if after := c.VideoFramesSent(); after != before {
+				t.Errorf("%s keeps sending video while paused (%d → %d frames)", st.ID, before, after)
+			}
+			break
+		}
+	}
+
+	// The last joiner, far down the speaker order and paused, starts speaking.
+	speaker := cs[K-1]
+	if !speaker.Snapshot().Paused {
+		t.Fatalf("the last joiner should start paused")
+	}
+	requestsBefore := speaker.KeyframeRequests()
+	speaker.SetSpeaking(true)
+	start := time.Now()
+	for _, c := range cs[:K-1] {
+		waitFor(t, c, "speaker forwarded", 3*time.Second, func(s *client.State) bool {
+			return s.Speaker == ids[K-1] && slices.Contains(s.Forwarded, ids[K-1])
+		})
+	}
+	t.Logf("speaker in every receiver's forwarded set after %v", time.Since(start).Round(time.Millisecond))
+	waitFor(t, cs[0], "speaker's video arrives", 3*time.Second, func(s *client.State) bool {
+		tr := s.Tracks["video-"+ids[K-1]]
+		return tr != nil && tr.Keyframes > 0 && time.Since(tr.LastSeen) < 200*time.Millisecond
+	})
+	if speaker.Snapshot().Paused {
+		t.Error("the dominant speaker is still paused")
+	}
+	time.Sleep(time.Second)
+	if got := speaker.KeyframeRequests() - requestsBefore; got != 1 {
+		t.Errorf("the new speaker got %d keyframe requests, want exactly 1 (one from the SFU, not one per receiver)", got)
+	}
+	settle("one speaker", K*N)
+}

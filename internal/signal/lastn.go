@@ -1,0 +1,50 @@
+package signal
+
+// Speaker, Last N and video pausing messages (docs/protocol.md).
+const (
+	TypeSpeaker      = "speaker"
+	TypeForwarded    = "forwarded"
+	TypePauseVideo   = "pause-video"
+	TypeResumeVideo  = "resume-video"
+	TypePin          = "pin"
+	TypeUnpin        = "unpin"
+	TypeSetLastN     = "set-last-n"
+	TypeRoomSettings = "room-settings"
+	TypeRoom         = "room"
+)
+
+// maxOnStage bounds the on-stage list a client may send.
+const maxOnStage = 64
+
+// Speaker names the dominant speaker ("" for nobody).
+type Speaker struct {
+	ID string `json:"id"`
+}
+
+// Forwarded is the video set a receiver now gets, in priority order.
+type Forwarded struct {
+	IDs   []string `json:"ids"`
+	LastN int      `json:"lastN"`
+}
+
+// PinTarget is the body of pin and unpin.
+type PinTarget struct {
+	ID string `json:"id"`
+}
+
+// SetLastN is the most videos a receiver wants; -1 for the room's limit.
+type SetLastN struct {
+	N int `json:"n"`
+}
+
+// RoomSettings changes a room's policy; nil fields stay as they are.
+type RoomSettings struct {
+	LastN   *int     `json:"lastN,omitempty"`
+	OnStage []string `json:"onStage,omitempty"`
+}
+
+// RoomState is a room's policy as clients see it.
+type RoomState struct {
+	LastN   int      `json:"lastN"`
+	OnStage []string `json:"onStage"`
+}
