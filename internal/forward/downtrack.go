@@ -36,8 +36,8 @@ type DownTrack struct {
 	rtxSeq          uint16
 	waitingKeyframe bool
 	hdr             rtp.Header // scratch, reused for every write
-	rtxBuf          []byte // a cached packet being resent
-	rtxOut          []byte // its RTX payload
+	rtxBuf          []byte     // a cached packet being resent
+	rtxOut          []byte     // its RTX payload
 	cache           *packetcache.Cache
 }
 
@@ -69,12 +69,17 @@ func (d *DownTrack) Receiver() string { return d.receiver }
 // SetSelected turns forwarding of video on or off (audio is always forwarded).
 // Turning it on waits for a keyframe, so the receiver never gets undecodable frames.
 func (d *DownTrack) SetSelected(on bool) {
-	if d.selected.Swap(on) == on || !on {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.selected.Load() == on {
 		return
 	}
-	d.mu.Lock()
-	d.waitingKeyframe = d.cache != nil
-	d.mu.Unlock()
+	// Arm the gate before accept can see on, or a packet in between would pass
+	// write ungated: a delta frame after a gap, undecodable to the receiver.
+	if on {
+		d.waitingKeyframe = d.cache != nil
+	}
+	d.selected.Store(on)
 }
 
 // ID implements webrtc.TrackLocal.

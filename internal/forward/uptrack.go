@@ -19,9 +19,16 @@ const KeyframeInterval = 300 * time.Millisecond
 type UpTrackParams struct {
 	Source string // publishing participant's id
 	Kind   webrtc.RTPCodecType
-	Track  *webrtc.TrackRemote
+	// SSRC and Codec describe the received stream (a webrtc.TrackRemote's SSRC and codec).
+	SSRC  uint32
+	Codec webrtc.RTPCodecCapability
+	// Read reads the stream's next decrypted RTP packet into b (TrackRemote.Read);
+	// an error ends Run.
+	Read func(b []byte) (int, error)
 	// SendKeyframeRequest asks the sender for a keyframe (a PLI on the publish connection).
 	SendKeyframeRequest func(ssrc uint32) error
+	// AudioLevelExtID is the negotiated id of the RFC 6464 header extension (0: none).
+	AudioLevelExtID uint8
 }
 
 // UpTrack is one stream received from a participant. One goroutine (Run) reads it and
@@ -35,6 +42,7 @@ type UpTrack struct {
 	mu    sync.Mutex // serializes changes to downs (copy-on-write)
 
 	vp8                 media.VP8Descriptor // scratch of the reader goroutine
+	levels              LevelRing           // audio levels for the speaker detector
 	lastKeyframeRequest atomic.Int64        // unix nanos
 	stats               TrackStats
 }
@@ -54,7 +62,7 @@ type TrackStats struct {
 
 // NewUpTrack wraps a received track; call Run to start forwarding.
 func NewUpTrack(p UpTrackParams) *UpTrack {
-	u := &UpTrack{p: p, ssrc: uint32(p.Track.SSRC())}
+	u := &UpTrack{p: p, ssrc: p.SSRC}
 	u.downs.Store(&[]*DownTrack{})
 	return u
 }
@@ -66,7 +74,10 @@ func (u *UpTrack) Source() string { return u.p.Source }
 func (u *UpTrack) Kind() webrtc.RTPCodecType { return u.p.Kind }
 
 // Codec is the negotiated codec of the received stream.
-func (u *UpTrack) Codec() webrtc.RTPCodecCapability { return u.p.Track.Codec().RTPCodecCapability }
+func (u *UpTrack) Codec() webrtc.RTPCodecCapability { return u.p.Codec }
+
+// Levels are the audio levels read from the RFC 6464 extension (empty for video).
+func (u *UpTrack) Levels() *LevelRing { return &u.levels }
 
 // Stats exposes the track's counters.
 func (u *UpTrack) Stats() *TrackStats { return &u.stats }
@@ -125,7 +136,7 @@ func (u *UpTrack) Run() {
 	var pkt Packet
 	video := u.p.Kind == webrtc.RTPCodecTypeVideo
 	for {
-		n, _, err := u.p.Track.Read(buf)
+		n, err := u.p.Read(buf)
 		if err != nil {
 			return
 		}
@@ -153,6 +164,14 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 	pkt.Keyframe = false
 	if video && media.ParseVP8(pkt.Payload, &u.vp8) == nil {
 		pkt.Keyframe = u.vp8.IsKeyframe()
+	}
+	if !video && u.p.AudioLevelExtID != 0 {
+		// No level in a packet is no observation: the detector counts gaps as silence.
+		if ext, ok := media.FindExtension(raw, &pkt.Header, u.p.AudioLevelExtID); ok {
+			if level, _, ok := media.AudioLevel(ext); ok {
+				u.levels.push(pkt.Arrival, level)
+			}
+		}
 	}
 	if pkt.Keyframe {
 		u.stats.Keyframes.Add(1)

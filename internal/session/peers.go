@@ -42,15 +42,27 @@ func (s *Session) openPeerConnections() error {
 }
 
 // onTrack runs on a pion goroutine when the client's media starts arriving.
-func (s *Session) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
 	pc := s.pub
+	var levelExt uint8
+	for _, ext := range receiver.GetParameters().HeaderExtensions {
+		if ext.URI == peer.AudioLevelURI {
+			levelExt = uint8(ext.ID)
+		}
+	}
 	up := forward.NewUpTrack(forward.UpTrackParams{
 		Source: s.id,
 		Kind:   track.Kind(),
-		Track:  track,
+		SSRC:   uint32(track.SSRC()),
+		Codec:  track.Codec().RTPCodecCapability,
+		Read: func(b []byte) (int, error) {
+			n, _, err := track.Read(b)
+			return n, err
+		},
 		SendKeyframeRequest: func(ssrc uint32) error {
 			return pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
 		},
+		AudioLevelExtID: levelExt,
 	})
 	s.goIn(&s.tracks, func() {
 		s.room.Publish(s, up)
@@ -83,11 +95,16 @@ func (s *Session) handleAnswer(m *signal.SDP) error {
 		return signal.Errorf(signal.CodeBadSDP, false, "no offer is waiting for an answer on %s", m.PC)
 	}
 	if err := s.sub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}); err != nil {
-		// The offer stays outstanding: a broken answer must not wedge negotiation,
-		// so roll back and offer again.
-		_ = s.sub.SetLocalDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeRollback})
-		s.nego.answered()
-		s.nego.changed()
+		// A broken answer must not wedge negotiation. Pion cannot roll a local offer
+		// back, so while it is still pending it is sent again, after the error (the
+		// negotiation timeout keeps running); if pion got as far as stable, offer afresh.
+		if offer := s.sub.PendingLocalDescription(); offer != nil && s.sub.SignalingState() == webrtc.SignalingStateHaveLocalOffer {
+			again := signal.SDP{PC: signal.PCSubscribe, SDP: offer.SDP}
+			s.work.push(func() { s.Send(signal.TypeOffer, again) })
+		} else {
+			s.nego.answered()
+			s.nego.changed()
+		}
 		return signal.Errorf(signal.CodeBadSDP, false, "subscribe answer: %v", err)
 	}
 	s.nego.answered()

@@ -3,6 +3,7 @@ package signal
 import (
 	"bytes"
 	"encoding/json"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,6 +15,9 @@ type Incoming struct {
 	Candidate *TrickleCandidate
 	Mute      *Mute
 	Ping      *Ping
+	Pin       *PinTarget // pin and unpin
+	LastN     *SetLastN
+	Settings  *RoomSettings
 }
 
 // Decode parses and validates one client frame. Errors are *ProtocolError: fatal for
@@ -46,6 +50,15 @@ func Decode(frame []byte) (Incoming, error) {
 	case TypePing:
 		in.Ping = &Ping{}
 		body = in.Ping
+	case TypePin, TypeUnpin:
+		in.Pin = &PinTarget{}
+		body = in.Pin
+	case TypeSetLastN:
+		in.LastN = &SetLastN{}
+		body = in.LastN
+	case TypeRoomSettings:
+		in.Settings = &RoomSettings{}
+		body = in.Settings
 	case TypeLeave:
 		return in, nil
 	case "":
@@ -71,6 +84,21 @@ func validate(in Incoming) error {
 		}
 		if in.SDP.SDP == "" {
 			return Errorf(CodeBadSDP, false, "%s: empty sdp", in.Type)
+		}
+	case in.Pin != nil:
+		if in.Pin.ID == "" || len(in.Pin.ID) > 64 {
+			return Errorf(CodeBadMessage, false, "%s: id must be a participant id", in.Type)
+		}
+	case in.LastN != nil:
+		if in.LastN.N < -1 || in.LastN.N > 1000 {
+			return Errorf(CodeBadMessage, false, "set-last-n: n must be -1..1000")
+		}
+	case in.Settings != nil:
+		if n := in.Settings.LastN; n != nil && (*n < -1 || *n > 1000) {
+			return Errorf(CodeBadMessage, false, "room-settings: lastN must be -1..1000")
+		}
+		if len(in.Settings.OnStage) > maxOnStage {
+			return Errorf(CodeBadMessage, false, "room-settings: at most %d on stage", maxOnStage)
 		}
 	case in.Candidate != nil:
 		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {
@@ -108,9 +136,10 @@ func ValidRoom(s string) bool {
 	return true
 }
 
+// hasControl reports whether s has a C0 or C1 control character (or DEL).
 func hasControl(s string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return true
 		}
 	}
