@@ -41,6 +41,11 @@ func chromiumPath(t *testing.T) string {
 
 func startServer(t *testing.T) *server.Server {
 	t.Helper()
+	return startServerWith(t, func(*config.Config) {})
+}
+
+func startServerWith(t *testing.T, change func(*config.Config)) *server.Server {
+	t.Helper()
 	if !web.Built() {
 		t.Fatal("web client not built: run `make web` (npm ci && npm run build in web/)")
 	}
@@ -49,6 +54,7 @@ func startServer(t *testing.T) *server.Server {
 	cfg.UDPPort = 0
 	cfg.TCPPort = 0
 	cfg.MediaIPs = []string{"127.0.0.1"}
+	change(&cfg)
 	var logOut io.Writer = io.Discard
 	if os.Getenv("PODIUM_TEST_LOG") != "" {
 		logOut = os.Stderr
