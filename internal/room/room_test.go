@@ -1,0 +1,264 @@
+package room
+
+import (
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// fakeMember records what the room tells a session.
+type fakeMember struct {
+	id       string
+	mu       sync.Mutex
+	msgs     []string // "type {json}"
+	downs    map[*forward.DownTrack]bool
+	replaced bool
+}
+
+func newFake(id string) *fakeMember {
+	return &fakeMember{id: id, downs: map[*forward.DownTrack]bool{}}
+}
+
+func (f *fakeMember) ID() string { return f.id }
+func (f *fakeMember) Send(typ string, body any) {
+	b, _ := json.Marshal(body)
+	f.mu.Lock()
+	f.msgs = append(f.msgs, typ+" "+string(b))
+	f.mu.Unlock()
+}
+func (f *fakeMember) AddDownTrack(d *forward.DownTrack) { f.mu.Lock(); f.downs[d] = true; f.mu.Unlock() }
+func (f *fakeMember) RemoveDownTrack(d *forward.DownTrack) {
+	f.mu.Lock()
+	delete(f.downs, d)
+	f.mu.Unlock()
+}
+func (f *fakeMember) Replaced() { f.mu.Lock(); f.replaced = true; f.mu.Unlock() }
+
+func (f *fakeMember) last(typ string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := len(f.msgs) - 1; i >= 0; i-- {
+		if len(f.msgs[i]) > len(typ) && f.msgs[i][:len(typ)+1] == typ+" " {
+			return f.msgs[i][len(typ)+1:], true
+		}
+	}
+	return "", false
+}
+
+func (f *fakeMember) count(typ string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, m := range f.msgs {
+		if len(m) > len(typ) && m[:len(typ)+1] == typ+" " {
+			n++
+		}
+	}
+	return n
+}
+
+// paused reports whether the last pause/resume message f got was a pause.
+func (f *fakeMember) paused() bool {
+	return f.count(signal.TypePauseVideo) > f.count(signal.TypeResumeVideo)
+}
+
+// selectedSources lists the sources whose video f currently receives.
+func (f *fakeMember) selectedSources() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for d := range f.downs {
+		if d.Kind() == webrtc.RTPCodecTypeVideo && d.Selected() {
+			out = append(out, d.Up().Source())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// upTrack builds a track that is never read; keyframe requests are counted.
+func upTrack(source string, kind webrtc.RTPCodecType, requests *int) *forward.UpTrack {
+	mime := webrtc.MimeTypeVP8
+	if kind == webrtc.RTPCodecTypeAudio {
+		mime = webrtc.MimeTypeOpus
+	}
+	return forward.NewUpTrack(forward.UpTrackParams{
+		Source: source, Kind: kind, SSRC: 1, Codec: webrtc.RTPCodecCapability{MimeType: mime},
+		SendKeyframeRequest: func(uint32) error { *requests++; return nil },
+	})
+}
+
+type fixture struct {
+	t        *testing.T
+	hub      *Hub
+	room     *Room
+	members  map[string]*fakeMember
+	requests map[string]*int
+}
+
+func newFixture(t *testing.T, settings Settings) *fixture {
+	f := &fixture{t: t, hub: NewHub(settings), members: map[string]*fakeMember{}, requests: map[string]*int{}}
+	t.Cleanup(func() {
+		for _, m := range f.members {
+			f.hub.Leave(f.room, m)
+		}
+		f.hub.Close()
+	})
+	return f
+}
+
+func (f *fixture) join(id string, publish bool) *fakeMember {
+	m := newFake(id)
+	r, _, err := f.hub.Join("r", m, signal.Participant{ID: id, Name: id})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.room, f.members[id] = r, m
+	if publish {
+		f.requests[id] = new(int)
+		r.Publish(m, upTrack(id, webrtc.RTPCodecTypeAudio, f.requests[id]))
+		r.Publish(m, upTrack(id, webrtc.RTPCodecTypeVideo, f.requests[id]))
+	}
+	return m
+}
+
+func (f *fixture) leave(id string) {
+	f.hub.Leave(f.room, f.members[id])
+	delete(f.members, id)
+}
+
+func TestMembershipEventsAndSubscriptions(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	a := f.join("a", true)
+	b := f.join("b", true)
+	if got, _ := a.last(signal.TypeJoined); got != `{"participant":{"id":"b","name":"b","audioMuted":false,"videoMuted":false}}` {
+		t.Errorf("a heard %q", got)
+	}
+	if len(a.downs) != 2 || len(b.downs) != 2 {
+		t.Fatalf("each should receive the other's audio+video: a %d, b %d", len(a.downs), len(b.downs))
+	}
+	f.leave("b")
+	if got, _ := a.last(signal.TypeLeft); got != `{"id":"b"}` {
+		t.Errorf("a heard %q", got)
+	}
+	if len(a.downs) != 0 {
+		t.Errorf("a still receives %d tracks of b", len(a.downs))
+	}
+}
+
+func TestLastNSelectsAndPauses(t *testing.T) {
+	f := newFixture(t, Settings{LastN: 1, VideoPausing: true})
+	a, b, c := f.join("a", true), f.join("b", true), f.join("c", true)
+	// L is join order a, b, c: b and c see a; a sees b; nobody sees c.
+	for m, want := range map[*fakeMember][]string{a: {"b"}, b: {"a"}, c: {"a"}} {
+		if got := m.selectedSources(); !slices.Equal(got, want) {
+			t.Errorf("%s receives %v, want %v", m.id, got, want)
+		}
+	}
+	if !c.paused() || a.paused() || b.paused() {
+		t.Errorf("paused: a %v, b %v, c %v; want only c", a.paused(), b.paused(), c.paused())
+	}
+	if got, _ := c.last(signal.TypeForwarded); got != `{"ids":["a"],"lastN":1}` {
+		t.Errorf("c was told %q", got)
+	}
+
+	// a pins c: c is needed again, resumes, and gets exactly one keyframe request.
+	before := *f.requests["c"]
+	f.room.Pin(a, "c")
+	if got := a.selectedSources(); !slices.Equal(got, []string{"c"}) {
+		t.Errorf("after pinning c, a receives %v", got)
+	}
+	if c.paused() {
+		t.Errorf("c still paused after a pinned it")
+	}
+	if got := *f.requests["c"] - before; got != 1 {
+		t.Errorf("c got %d keyframe requests, want 1", got)
+	}
+	// b is nobody's now.
+	if !b.paused() {
+		t.Errorf("b should be paused once nobody receives it")
+	}
+	f.room.Unpin(a, "c")
+	if got := a.selectedSources(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("after unpinning, a receives %v", got)
+	}
+}
+
+func TestReceiverAndRoomN(t *testing.T) {
+	f := newFixture(t, Settings{LastN: 2, VideoPausing: false})
+	a := f.join("a", true)
+	f.join("b", true)
+	f.join("c", true)
+	f.join("d", true)
+	if got := a.selectedSources(); !slices.Equal(got, []string{"b", "c"}) {
+		t.Errorf("N=2: a receives %v", got)
+	}
+	f.room.SetLastN(a, 1)
+	if got := a.selectedSources(); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("a asked for 1: receives %v", got)
+	}
+	f.room.SetLastN(a, 5) // more than the room allows: capped at 2
+	if got := a.selectedSources(); len(got) != 2 {
+		t.Errorf("a asked for 5 in a room of N=2: receives %v", got)
+	}
+	unlimited := -1
+	f.room.UpdateSettings(&unlimited, []string{"d"})
+	if got := a.selectedSources(); !slices.Equal(got, []string{"b", "c", "d"}) {
+		t.Errorf("room N unlimited: a receives %v", got)
+	}
+	one := 1
+	f.room.UpdateSettings(&one, nil)
+	if got := a.selectedSources(); !slices.Equal(got, []string{"d"}) {
+		t.Errorf("d is on stage and N=1: a receives %v", got)
+	}
+	if got, _ := a.last(signal.TypeRoom); got != `{"lastN":1,"onStage":["d"]}` {
+		t.Errorf("room state told: %q", got)
+	}
+	for _, m := range f.members {
+		if m.count(signal.TypePauseVideo) != 0 {
+			t.Errorf("%s paused although pausing is off", m.id)
+		}
+	}
+}
+
+func TestResumedJoinReplacesOldSession(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	old := f.join("a", true)
+	b := f.join("b", false)
+	joinedBefore := b.count(signal.TypeJoined)
+	f.join("a", false) // same id: a resumed session
+	if !old.replaced {
+		t.Error("old session not told it was replaced")
+	}
+	if b.count(signal.TypeJoined) != joinedBefore || b.count(signal.TypeUpdated) != 1 {
+		t.Errorf("b should see an update, not a second join (joined %d, updated %d)", b.count(signal.TypeJoined), b.count(signal.TypeUpdated))
+	}
+	if len(b.downs) != 0 {
+		t.Errorf("b still receives the replaced session's %d tracks", len(b.downs))
+	}
+	// The replaced session's own leave is a no-op.
+	f.hub.Leave(f.room, old)
+	if b.count(signal.TypeLeft) != 0 {
+		t.Error("leave of a replaced session announced a departure")
+	}
+	f.hub.Join("r", old, signal.Participant{ID: "x"}) // keep refs balanced for cleanup
+	f.members["x"] = old
+	old.id = "x"
+}
+
+func TestEffectiveN(t *testing.T) {
+	cases := []struct{ room, want, got int }{
+		{8, -1, 8}, {8, 3, 3}, {3, 8, 3}, {-1, -1, -1}, {-1, 4, 4}, {0, 5, 0},
+	}
+	for _, c := range cases {
+		if got := effectiveN(c.room, c.want); got != c.got {
+			t.Errorf("effectiveN(%d, %d) = %d, want %d", c.room, c.want, got, c.got)
+		}
+	}
+}
