@@ -64,6 +64,12 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 		},
 		AudioLevelExtID: levelExt,
 	})
+	s.goOwned(func() {
+		up.ReadFeedback(func(b []byte) (int, error) {
+			n, _, err := receiver.ReadSimulcast(b, track.RID())
+			return n, err
+		})
+	})
 	s.goIn(&s.tracks, func() {
 		s.room.Publish(s, up)
 		up.Run()
