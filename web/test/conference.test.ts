@@ -67,6 +67,11 @@ function setup(extra: Partial<ConferenceOptions> = {}) {
     'reconnected',
     'error',
     'closed',
+    'speaker',
+    'forwarded',
+    'room',
+    'video-paused',
+    'pinned',
   ];
   for (const t of types) conf.on(t, (e) => events.push([t, e] as Recorded));
 
@@ -637,8 +642,10 @@ describe('robustness', () => {
     await t.connect();
     const before = t.events.length;
     const sentBefore = t.ws().sent.length;
-    t.ws().receive({ type: 'speaker', id: 'pB' });
-    t.ws().receive({ type: 'set-last-n', n: 3 });
+    t.ws().receive({ type: 'layers', encodings: [] }); // reserved, not known yet
+    t.ws().receive({ type: 'set-last-n', n: 3 }); // a client → server type
+    t.ws().receive({ type: 'forwarded', ids: 'pB', lastN: 1 }); // ids not a list
+    t.ws().receive({ type: 'speaker', id: 7 });
     t.ws().receive('not json');
     t.ws().receive('[1,2]');
     t.ws().receive({ type: 'participant-joined' }); // missing participant
@@ -757,6 +764,29 @@ describe('stats', () => {
       ['video', 10],
     ]);
     expect(st.outbound[1]).toMatchObject({ framesEncoded: 5, frameWidth: 320, qualityLimitationReason: 'none' });
+    // `active` from the sender when the entry lacks it
+    expect(st.outbound.map((o) => o.active)).toEqual([null, true]);
+  });
+
+  it('reports the encoding state of paused video', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    const { pub } = t.pcs();
+    pub.stats = [
+      { type: 'outbound-rtp', kind: 'video', bytesSent: 1000, framesEncoded: 5 },
+      { type: 'outbound-rtp', kind: 'audio', bytesSent: 2000, active: true },
+    ];
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    let st = await t.conf.stats();
+    expect(st.outbound.map((o) => [o.kind, o.active])).toEqual([
+      ['audio', true],
+      ['video', false],
+    ]);
+    // the browser's own `active` wins
+    pub.stats = [{ type: 'outbound-rtp', kind: 'video', bytesSent: 1000, framesEncoded: 5, active: true }];
+    st = await t.conf.stats();
+    expect(st.outbound[0]).toMatchObject({ bytesSent: 1000, framesEncoded: 5, active: true });
   });
 
   it('is empty before joining', async () => {
@@ -781,5 +811,239 @@ describe('recycled receivers', () => {
       ['track-removed', 'pB'],
       ['track-added', 'pC'],
     ]);
+  });
+});
+
+describe('speaker, last N and video pausing', () => {
+  it('tracks the dominant speaker', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    expect(t.conf.dominantSpeaker).toBeNull();
+    t.ws().receive({ type: 'speaker', id: 'pB' });
+    expect(t.conf.dominantSpeaker).toBe('pB');
+    t.ws().receive({ type: 'speaker', id: 'pB' }); // no change, no event
+    t.ws().receive({ type: 'speaker', id: 'pA' }); // ourselves
+    expect(t.conf.dominantSpeaker).toBe('pA');
+    t.ws().receive({ type: 'speaker', id: '' });
+    expect(t.conf.dominantSpeaker).toBeNull();
+    t.ws().receive({ type: 'speaker', id: 'pC' });
+    // a speaker who leaves is no longer dominant
+    t.ws().receive({ type: 'participant-left', id: 'pC' });
+    expect(t.conf.dominantSpeaker).toBeNull();
+    expect(t.of('speaker')).toEqual([{ id: 'pB' }, { id: 'pA' }, { id: null }, { id: 'pC' }, { id: null }]);
+  });
+
+  it('tracks the forwarded set', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    expect(t.conf.forwarded).toBeNull();
+    expect(t.conf.isForwarded('pB')).toBe(true); // unknown: everything may flow
+    t.ws().receive({ type: 'forwarded', ids: ['pC', 'pB'], lastN: 2 });
+    expect(t.conf.forwarded).toEqual(['pC', 'pB']);
+    expect(t.conf.forwardedLastN).toBe(2);
+    t.ws().receive({ type: 'forwarded', ids: ['pC'], lastN: 1 });
+    expect(t.conf.isForwarded('pB')).toBe(false);
+    expect(t.conf.isForwarded('pC')).toBe(true);
+    t.ws().receive({ type: 'forwarded', ids: null, lastN: 0 }); // Go's nil slice
+    expect(t.conf.forwarded).toEqual([]);
+    expect(t.of('forwarded')).toEqual([
+      { ids: ['pC', 'pB'], lastN: 2 },
+      { ids: ['pC'], lastN: 1 },
+      { ids: [], lastN: 0 },
+    ]);
+    // the getter hands out copies
+    t.conf.forwarded?.push('pX');
+    expect(t.conf.forwarded).toEqual([]);
+  });
+
+  it('tracks the room settings and sends room-settings', async () => {
+    const t = setup();
+    expect(t.conf.setRoomSettings({ lastN: 4 })).toBe(false); // not connected
+    await t.connect([bob]);
+    expect(t.conf.roomSettings).toBeNull();
+    t.ws().receive({ type: 'room', lastN: 8, onStage: [] });
+    t.ws().receive({ type: 'room', lastN: -1, onStage: ['pB'] });
+    expect(t.conf.roomSettings).toEqual({ lastN: -1, onStage: ['pB'] });
+    expect(t.of('room')).toEqual([
+      { lastN: 8, onStage: [] },
+      { lastN: -1, onStage: ['pB'] },
+    ]);
+
+    expect(t.conf.setRoomSettings({ lastN: 4, onStage: ['pB'] })).toBe(true);
+    expect(t.conf.setRoomSettings({ onStage: [] })).toBe(true);
+    expect(t.conf.setRoomSettings({ lastN: -1 })).toBe(true);
+    expect(t.conf.setRoomSettings({})).toBe(true);
+    expect(t.ws().sentOfType('room-settings')).toEqual([
+      { type: 'room-settings', lastN: 4, onStage: ['pB'] },
+      { type: 'room-settings', onStage: [] },
+      { type: 'room-settings', lastN: -1 },
+      { type: 'room-settings' },
+    ]);
+    expect(() => t.conf.setRoomSettings({ lastN: -2 })).toThrow(RangeError);
+    expect(() => t.conf.setRoomSettings({ lastN: 1.5 })).toThrow(RangeError);
+  });
+
+  it('sends pin, unpin and set-last-n', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    t.conf.pin('pB');
+    t.conf.pin('pC');
+    t.conf.pin('pB'); // already pinned
+    t.conf.pin('pA'); // ourselves: never
+    expect(t.conf.pinned).toEqual(['pB', 'pC']);
+    t.conf.unpin('pB');
+    t.conf.unpin('pB'); // not pinned any more
+    t.conf.setLastN(3);
+    t.conf.setLastN(-1);
+    expect(() => t.conf.setLastN(-2)).toThrow(RangeError);
+    expect(() => t.conf.setLastN(2.5)).toThrow(RangeError);
+    expect(t.conf.lastN).toBe(-1);
+    const sent = t.ws().sent.filter((m) => ['pin', 'unpin', 'set-last-n'].includes(m['type'] as string));
+    expect(sent).toEqual([
+      { type: 'pin', id: 'pB' },
+      { type: 'pin', id: 'pC' },
+      { type: 'unpin', id: 'pB' },
+      { type: 'set-last-n', n: 3 },
+      { type: 'set-last-n', n: -1 },
+    ]);
+    expect(t.conf.pinned).toEqual(['pC']);
+    expect(t.of('pinned')).toEqual([{ ids: ['pB'] }, { ids: ['pB', 'pC'] }, { ids: ['pC'] }]);
+  });
+
+  it('re-sends pins and last N after a resumed reconnect', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    t.conf.pin('pC');
+    t.conf.pin('pB');
+    t.conf.setLastN(2);
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    expect(t.ws().sent[0]).toMatchObject({ type: 'join', resume: RESUME });
+    t.ws().receive(t.welcome([bob, carol]));
+    await flush();
+    expect(t.of('welcome').at(-1)).toMatchObject({ resumed: true });
+    const sent = t.ws().sent.filter((m) => ['pin', 'unpin', 'set-last-n'].includes(m['type'] as string));
+    expect(sent).toEqual([
+      { type: 'set-last-n', n: 2 },
+      { type: 'pin', id: 'pC' },
+      { type: 'pin', id: 'pB' },
+    ]);
+    expect(t.conf.pinned).toEqual(['pC', 'pB']);
+  });
+
+  it('keeps pin changes made while reconnecting and drops pins of leavers', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    t.conf.pin('pB');
+    t.conf.pin('pC');
+    t.ws().serverClose(1006);
+    t.conf.unpin('pB'); // offline: the server may still hold it
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([carol])); // Bob left meanwhile
+    await flush();
+    const sent = t.ws().sent.filter((m) => ['pin', 'unpin'].includes(m['type'] as string));
+    expect(sent).toEqual([
+      { type: 'unpin', id: 'pB' },
+      { type: 'pin', id: 'pC' },
+    ]);
+    // Carol leaves: her pin would hold a slot for nobody
+    t.ws().receive({ type: 'participant-left', id: 'pC' });
+    expect(t.conf.pinned).toEqual([]);
+    expect(t.ws().sentOfType('unpin').at(-1)).toEqual({ type: 'unpin', id: 'pC' });
+  });
+
+  it('sends nothing extra after a fresh welcome without pins or last N', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    expect(t.ws().sent.map((m) => m['type'])).toEqual(['join', 'offer']);
+  });
+
+  it('pauses and resumes the video sender without renegotiating', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    const { pub } = t.pcs();
+    t.ws().receive({ type: 'answer', pc: 'publish', sdp: 'answer' });
+    await flush();
+    const video = pub.transceivers[1];
+    const audio = pub.transceivers[0];
+    if (!video || !audio) throw new Error('no transceivers');
+    expect(t.conf.videoPaused).toBe(false);
+
+    t.ws().receive({ type: 'pause-video' });
+    expect(t.conf.videoPaused).toBe(true);
+    await flush();
+    expect(video.sender.setCalls).toHaveLength(1);
+    expect(video.sender.setCalls[0]?.encodings).toEqual([{ active: false, maxBitrate: 1_500_000 }]);
+    expect(video.sender.active).toEqual([false]);
+    // the camera keeps running (local preview), nothing renegotiated
+    expect(t.cam.enabled).toBe(true);
+    expect(t.ws().sentOfType('offer')).toHaveLength(1);
+    expect(pub.localDescriptions).toHaveLength(1);
+    expect(audio.sender.setCalls).toHaveLength(0);
+
+    t.ws().receive({ type: 'pause-video' }); // again: nothing to change
+    await flush();
+    expect(video.sender.setCalls).toHaveLength(1);
+
+    t.ws().receive({ type: 'resume-video' });
+    expect(t.conf.videoPaused).toBe(false);
+    await flush();
+    expect(video.sender.setCalls).toHaveLength(2);
+    expect(video.sender.setCalls[1]?.encodings).toEqual([{ active: true, maxBitrate: 1_500_000 }]);
+    expect(video.sender.active).toEqual([true]);
+    expect(t.of('video-paused')).toEqual([{ paused: true }, { paused: false }]);
+  });
+
+  it('applies quick pause/resume in order, the last word winning', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    const video = t.pcs().pub.transceivers[1];
+    if (!video) throw new Error('no video transceiver');
+    t.ws().receive({ type: 'pause-video' });
+    t.ws().receive({ type: 'resume-video' });
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(video.sender.active).toEqual([false]);
+    expect(video.sender.setCalls.every((p) => p.encodings[0]?.active === false)).toBe(true);
+  });
+
+  it('survives a failing setParameters', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    const video = t.pcs().pub.transceivers[1];
+    if (!video) throw new Error('no video transceiver');
+    video.sender.failSet = new Error('InvalidStateError');
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(t.conf.state).toBe('connected');
+    video.sender.failSet = null;
+    t.ws().receive({ type: 'resume-video' });
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(video.sender.active).toEqual([false]);
+  });
+
+  it('starts a new session resumed, pausing again only when told', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(t.conf.videoPaused).toBe(true);
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([bob]));
+    await flush();
+    expect(t.conf.videoPaused).toBe(false);
+    const fresh = t.pcs().pub.transceivers[1];
+    if (!fresh) throw new Error('no video transceiver');
+    expect(fresh.sender.setCalls).toHaveLength(0);
+    expect(fresh.sender.active).toEqual([true]);
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(fresh.sender.active).toEqual([false]);
+    expect(t.of('video-paused')).toEqual([{ paused: true }, { paused: false }, { paused: true }]);
   });
 });

@@ -6,6 +6,8 @@ import type {
   IceCandidateLike,
   PeerConnectionConfig,
   PeerConnectionLike,
+  SenderLike,
+  SendParametersLike,
   SessionDescriptionLike,
   StatsReportLike,
   TrackEventLike,
@@ -169,10 +171,44 @@ export class Deferred<T = void> {
   });
 }
 
+/** RTCRtpSender's parameters: getParameters returns a copy, setParameters records one. */
+export class FakeSender implements SenderLike {
+  private params: SendParametersLike;
+  private serial = 0;
+  readonly setCalls: SendParametersLike[] = [];
+  /** When set, setParameters rejects with it. */
+  failSet: Error | null = null;
+
+  constructor(encodings: RTCRtpEncodingParameters[] | undefined) {
+    this.params = {
+      transactionId: 't0',
+      encodings: (encodings ?? [{}]).map((e) => ({ active: true, ...e })),
+    };
+  }
+
+  getParameters(): SendParametersLike {
+    this.params.transactionId = `t${++this.serial}`;
+    return structuredClone(this.params);
+  }
+
+  async setParameters(p: SendParametersLike): Promise<void> {
+    this.setCalls.push(structuredClone(p));
+    if (this.failSet) throw this.failSet;
+    if (p.transactionId !== this.params.transactionId) throw new Error('stale transactionId');
+    this.params = structuredClone(p);
+  }
+
+  /** The `active` flags of the encodings currently in force. */
+  get active(): (boolean | undefined)[] {
+    return this.params.encodings.map((e) => e.active);
+  }
+}
+
 export interface AddedTransceiver {
   trackOrKind: unknown;
   init: RTCRtpTransceiverInit | undefined;
   codecPreferences: unknown[] | null;
+  sender: FakeSender;
 }
 
 export class FakePeerConnection implements PeerConnectionLike {
@@ -200,10 +236,12 @@ export class FakePeerConnection implements PeerConnectionLike {
   }
 
   addTransceiver(trackOrKind: unknown, init?: RTCRtpTransceiverInit): TransceiverLike {
-    const rec: AddedTransceiver = { trackOrKind, init, codecPreferences: null };
+    const sender = new FakeSender(init?.sendEncodings);
+    const rec: AddedTransceiver = { trackOrKind, init, codecPreferences: null, sender };
     this.transceivers.push(rec);
     return {
       mid: String(this.transceivers.length - 1),
+      sender,
       setCodecPreferences: (codecs) => {
         rec.codecPreferences = codecs;
       },

@@ -46,6 +46,17 @@ describe('parseServerMessage', () => {
         { type: 'error', code: 'bad-sdp', message: 'm', fatal: false },
       ],
       [{ type: 'bye', reason: 'server shutting down' }, { type: 'bye', reason: 'server shutting down' }],
+      [{ type: 'speaker', id: 'p1c2d3e4f' }, { type: 'speaker', id: 'p1c2d3e4f' }],
+      [{ type: 'speaker', id: '' }, { type: 'speaker', id: '' }],
+      [
+        { type: 'forwarded', ids: ['p1c2d3e4f', 'p9a8b7c6d'], lastN: 2 },
+        { type: 'forwarded', ids: ['p1c2d3e4f', 'p9a8b7c6d'], lastN: 2 },
+      ],
+      [{ type: 'forwarded', ids: [], lastN: -1 }, { type: 'forwarded', ids: [], lastN: -1 }],
+      [{ type: 'pause-video' }, { type: 'pause-video' }],
+      [{ type: 'resume-video' }, { type: 'resume-video' }],
+      [{ type: 'room', lastN: 8, onStage: [] }, { type: 'room', lastN: 8, onStage: [] }],
+      [{ type: 'room', lastN: 4, onStage: ['p1c2d3e4f'] }, { type: 'room', lastN: 4, onStage: ['p1c2d3e4f'] }],
     ];
     for (const [input, want] of cases) {
       expect(parseServerMessage(JSON.stringify(input))).toEqual(want);
@@ -59,8 +70,17 @@ describe('parseServerMessage', () => {
       'null',
       '[]',
       '{}',
-      '{"type":"speaker","id":"p1"}',
+      '{"type":"layers","encodings":[]}',
+      '{"type":"constraints"}',
       '{"type":"ping","ts":1}',
+      '{"type":"pin","id":"p1"}',
+      '{"type":"speaker","id":3}',
+      '{"type":"forwarded","ids":"p1","lastN":1}',
+      '{"type":"forwarded","ids":[],"lastN":1.5}',
+      '{"type":"forwarded","ids":[],"lastN":-2}',
+      '{"type":"forwarded","ids":[],"lastN":"2"}',
+      '{"type":"room","lastN":8,"onStage":{}}',
+      '{"type":"room","lastN":true,"onStage":[]}',
       '{"type":"welcome","id":"p1"}',
       '{"type":"offer","pc":"publish"}',
       '{"type":"candidate","pc":"publish"}',
@@ -90,5 +110,19 @@ describe('parseServerMessage', () => {
       participants: [{ id: 'p2', name: 'B', audioMuted: false, videoMuted: false }],
       iceServers: [{ urls: 'stun:127.0.0.1' }],
     });
+  });
+
+  it('is lenient where Go omits or nils fields', () => {
+    // nil slices encode as null; omitempty drops empty strings
+    expect(parseServerMessage('{"type":"forwarded","ids":null,"lastN":0}')).toEqual({ type: 'forwarded', ids: [], lastN: 0 });
+    expect(parseServerMessage('{"type":"room","lastN":-1,"onStage":null}')).toEqual({ type: 'room', lastN: -1, onStage: [] });
+    expect(parseServerMessage('{"type":"speaker"}')).toEqual({ type: 'speaker', id: '' });
+    // a missing lastN is "unknown" (-1); invalid ids and duplicates are dropped
+    expect(parseServerMessage('{"type":"forwarded","ids":["a",1,"","b","a"]}')).toEqual({
+      type: 'forwarded',
+      ids: ['a', 'b'],
+      lastN: -1,
+    });
+    expect(parseServerMessage('{"type":"pause-video","extra":1}')).toEqual({ type: 'pause-video' });
   });
 });

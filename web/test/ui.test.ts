@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bestGrid } from '../src/ui/layout';
+import { bestGrid, chooseStage } from '../src/ui/layout';
 import { parseVideoSize } from '../src/ui/media';
 import { route, roomUrl } from '../src/ui/route';
 
@@ -46,5 +46,35 @@ describe('bestGrid', () => {
     expect(bestGrid(2, 1600, 450, 16 / 9, 0)).toMatchObject({ cols: 2, rows: 1 });
     expect(bestGrid(4, 1600, 900, 16 / 9, 0)).toMatchObject({ cols: 2, rows: 2, tileWidth: 800 });
     expect(bestGrid(3, 400, 1200, 16 / 9, 0)).toMatchObject({ cols: 1, rows: 3 });
+  });
+});
+
+describe('chooseStage', () => {
+  const base = { previous: null, speaker: null, self: 'pA', present: ['pB', 'pC', 'pD'], forwarded: null };
+  it('puts the dominant speaker on stage', () => {
+    expect(chooseStage({ ...base, speaker: 'pC' })).toBe('pC');
+    expect(chooseStage({ ...base, previous: 'pB', speaker: 'pD' })).toBe('pD');
+  });
+  it('keeps the previous occupant when we or nobody speak', () => {
+    expect(chooseStage({ ...base, previous: 'pC', speaker: 'pA' })).toBe('pC');
+    expect(chooseStage({ ...base, previous: 'pC', speaker: null })).toBe('pC');
+    expect(chooseStage({ ...base, previous: 'pC', speaker: 'gone' })).toBe('pC');
+  });
+  it('falls back to the first forwarded, then the first present participant', () => {
+    expect(chooseStage({ ...base, previous: 'gone', forwarded: ['gone', 'pA', 'pD', 'pB'] })).toBe('pD');
+    expect(chooseStage({ ...base, forwarded: [] })).toBe('pB');
+    expect(chooseStage({ ...base, speaker: 'pA' })).toBe('pB');
+  });
+  it('prefers someone whose video we receive', () => {
+    // the speaker is outside our set (pins fill N): the pinned one takes the stage
+    expect(chooseStage({ ...base, speaker: 'pB', forwarded: ['pD'] })).toBe('pD');
+    // the previous occupant went dark while we speak
+    expect(chooseStage({ ...base, previous: 'pB', speaker: 'pA', forwarded: ['pC'] })).toBe('pC');
+    // nobody has video: the speaker, else the previous occupant
+    expect(chooseStage({ ...base, previous: 'pC', speaker: 'pB', forwarded: [] })).toBe('pB');
+    expect(chooseStage({ ...base, previous: 'pC', speaker: null, forwarded: [] })).toBe('pC');
+  });
+  it('is null when nobody else is here', () => {
+    expect(chooseStage({ ...base, present: [], speaker: 'pA', previous: 'pB' })).toBeNull();
   });
 });

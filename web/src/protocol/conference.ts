@@ -18,12 +18,14 @@ import {
   type CodecLike,
   type PeerConnectionConfig,
   type PeerConnectionLike,
+  type SenderLike,
   type TimerHandle,
   type TrackEventLike,
   type TransceiverLike,
   type WebSocketLike,
 } from './env';
 import {
+  isLastN,
   parseServerMessage,
   PROTOCOL_VERSION,
   type ClientMessage,
@@ -50,6 +52,20 @@ export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnectin
 export interface LocalState {
   audioMuted: boolean;
   videoMuted: boolean;
+}
+
+/** The room's settings from the last `room` message. */
+export interface RoomSettings {
+  /** The room's Last N; `-1` = unlimited. */
+  lastN: number;
+  /** Participants whose video everyone receives. */
+  onStage: string[];
+}
+
+/** A change of the room's settings (setRoomSettings); fields left out are unchanged. */
+export interface RoomSettingsChange {
+  lastN?: number;
+  onStage?: string[];
 }
 
 export interface RemoteTrack {
@@ -94,6 +110,16 @@ export interface ConferenceEvents {
   error: { code: string; message: string; fatal: boolean; source: 'server' | 'client' };
   /** The conference ended and will not reconnect. */
   closed: { reason: CloseReason; message: string };
+  /** The dominant speaker changed (`speaker`); null when nobody is dominant. May be our own id. */
+  speaker: { id: string | null };
+  /** The set of participants whose video we receive (`forwarded`), in priority order. */
+  forwarded: { ids: string[]; lastN: number };
+  /** The room's settings (`room`). */
+  room: RoomSettings;
+  /** Our video was paused (`pause-video`) or resumed (`resume-video`, or a new session). */
+  'video-paused': { paused: boolean };
+  /** Our own pin list changed (pin(), unpin(), or a pinned participant left). */
+  pinned: { ids: string[] };
 }
 
 export interface Logger {
@@ -143,6 +169,8 @@ interface Session {
   pingTimer: TimerHandle | null;
   watchdogTimer: TimerHandle | null;
   readonly disconnectTimers: Map<PcName, TimerHandle>;
+  /** The sender of the published video, for pause-video / resume-video. */
+  videoSender: SenderLike | null;
 }
 
 export class Conference {
@@ -166,6 +194,22 @@ export class Conference {
   private lastRtt: number | null = null;
 
   private local: LocalState = { audioMuted: false, videoMuted: false };
+
+  // Speaker, Last N and video pausing (docs/protocol.md).
+  private speakerId: string | null = null;
+  private forwardedIds: string[] | null = null;
+  private forwardedN: number | null = null;
+  private roomState: RoomSettings | null = null;
+  /** Our pins, in order; re-sent after every welcome. */
+  private readonly pins: string[] = [];
+  /** Pins removed while no session was up; unpinned after the next welcome. */
+  private readonly offlineUnpins = new Set<string>();
+  /** Our set-last-n value; null until setLastN() is called. */
+  private wantedLastN: number | null = null;
+  /** Whether the server asked us to stop sending video (this session only). */
+  private paused = false;
+  /** Serializes getParameters/setParameters on the video sender. */
+  private senderChain: Promise<void> = Promise.resolve();
   private readonly localStream: MediaStream | null;
 
   private readonly people = new Map<string, Participant>();
@@ -223,6 +267,109 @@ export class Conference {
     return this.people;
   }
 
+  /** The dominant speaker from the last `speaker` message (may be our own id); null = nobody / unknown. */
+  get dominantSpeaker(): string | null {
+    return this.speakerId;
+  }
+
+  /**
+   * Ids whose video we receive, in priority order, from the last `forwarded`
+   * message; null until one arrives (then every participant's video may flow).
+   */
+  get forwarded(): string[] | null {
+    return this.forwardedIds ? [...this.forwardedIds] : null;
+  }
+
+  /** The N in force for us, from the last `forwarded` message; null until one arrives. */
+  get forwardedLastN(): number | null {
+    return this.forwardedN;
+  }
+
+  /** Whether we receive this participant's video (true while no `forwarded` arrived yet). */
+  isForwarded(participantId: string): boolean {
+    return this.forwardedIds === null || this.forwardedIds.includes(participantId);
+  }
+
+  /** Our own pins, in the order given. They survive reconnects (re-sent after each welcome). */
+  get pinned(): string[] {
+    return [...this.pins];
+  }
+
+  /** The value given to setLastN(), or null when never set (the room's N applies). */
+  get lastN(): number | null {
+    return this.wantedLastN;
+  }
+
+  /** The room's settings from the last `room` message; null until one arrives. */
+  get roomSettings(): RoomSettings | null {
+    return this.roomState ? { lastN: this.roomState.lastN, onStage: [...this.roomState.onStage] } : null;
+  }
+
+  /** Whether our video is paused because nobody receives it (`pause-video`). */
+  get videoPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Always receive this participant's video (appended to our pins). No effect on our own id. */
+  pin(participantId: string): void {
+    if (this.terminal || participantId === '' || participantId === this.ownId) return;
+    if (this.pins.includes(participantId)) return;
+    this.pins.push(participantId);
+    this.offlineUnpins.delete(participantId);
+    const s = this.session;
+    if (s?.welcomed) this.send(s, { type: 'pin', id: participantId });
+    this.emitter.emit('pinned', { ids: this.pinned });
+  }
+
+  /** Stops always receiving this participant's video. */
+  unpin(participantId: string): void {
+    if (this.terminal) return;
+    const i = this.pins.indexOf(participantId);
+    if (i < 0) return;
+    this.pins.splice(i, 1);
+    const s = this.session;
+    if (s?.welcomed) this.send(s, { type: 'unpin', id: participantId });
+    else this.offlineUnpins.add(participantId);
+    this.emitter.emit('pinned', { ids: this.pinned });
+  }
+
+  /**
+   * The most videos we want to receive: an integer ≥ 0, or -1 for "as many as
+   * the room allows". Kept and re-sent after every welcome.
+   */
+  setLastN(n: number): void {
+    if (!isLastN(n)) throw new RangeError(`Conference.setLastN: ${n} is not an integer ≥ -1`);
+    if (this.terminal) return;
+    this.wantedLastN = n;
+    const s = this.session;
+    if (s?.welcomed) this.send(s, { type: 'set-last-n', n });
+  }
+
+  /**
+   * Changes the room's Last N and/or on-stage set (`room-settings`); the new
+   * values arrive as a `room` event. Returns false when not connected (nothing
+   * is queued: room settings are not ours to replay).
+   */
+  setRoomSettings(change: RoomSettingsChange): boolean {
+    const msg: ClientMessage = { type: 'room-settings' };
+    if (change.lastN !== undefined) {
+      if (!isLastN(change.lastN)) {
+        throw new RangeError(`Conference.setRoomSettings: lastN ${change.lastN} is not an integer ≥ -1`);
+      }
+      msg.lastN = change.lastN;
+    }
+    if (change.onStage !== undefined) {
+      if (!Array.isArray(change.onStage) || !change.onStage.every((x) => typeof x === 'string')) {
+        throw new TypeError('Conference.setRoomSettings: onStage must be an array of ids');
+      }
+      msg.onStage = [...change.onStage];
+    }
+    const s = this.session;
+    if (this.terminal || !s?.welcomed || s.ws.readyState !== WS_OPEN) return false;
+    this.send(s, msg);
+    return true;
+  }
+
   /** Current remote tracks of a participant. */
   tracks(participantId: string): RemoteTracks {
     return { ...this.remote.get(participantId) };
@@ -261,7 +408,9 @@ export class Conference {
       s.publish ? s.publish.pc.getStats().catch(() => null) : null,
     ]);
     if (sub) result.inbound = inboundStats(sub, (t, mid) => this.resolveStatsTrack(t, mid));
-    if (pub) result.outbound = outboundStats(pub);
+    if (pub) {
+      result.outbound = outboundStats(pub, (kind) => (kind === 'video' ? this.senderActive(s) : null));
+    }
     return result;
   }
 
@@ -285,6 +434,7 @@ export class Conference {
       pingTimer: null,
       watchdogTimer: null,
       disconnectTimers: new Map(),
+      videoSender: null,
     };
     this.session = s;
     ws.onopen = () => {
@@ -361,6 +511,7 @@ export class Conference {
     s.pingTimer = null;
     s.watchdogTimer = null;
     s.disconnectTimers.clear();
+    s.videoSender = null;
     const ws = s.ws;
     ws.onopen = null;
     ws.onmessage = null;
@@ -430,7 +581,10 @@ export class Conference {
         return;
       case 'answer':
         if (msg.pc !== 'publish') return this.log.warn('ignored answer for', msg.pc);
-        void s.publish?.applyAnswer(msg.sdp);
+        // Encodings may only be settable once negotiated: restate a pause then.
+        void s.publish?.applyAnswer(msg.sdp).then(() => {
+          if (this.paused) this.applySendActive(s);
+        });
         return;
       case 'candidate': {
         const link = msg.pc === 'publish' ? s.publish : s.subscribe;
@@ -449,6 +603,21 @@ export class Conference {
         return this.onError(s, msg);
       case 'bye':
         return this.terminate('bye', msg.reason || 'the server ended the session');
+      case 'speaker':
+        return this.setSpeaker(msg.id === '' ? null : msg.id);
+      case 'forwarded':
+        this.forwardedIds = [...msg.ids];
+        this.forwardedN = msg.lastN;
+        this.emitter.emit('forwarded', { ids: [...msg.ids], lastN: msg.lastN });
+        return;
+      case 'pause-video':
+        return this.setPaused(s, true);
+      case 'resume-video':
+        return this.setPaused(s, false);
+      case 'room':
+        this.roomState = { lastN: msg.lastN, onStage: [...msg.onStage] };
+        this.emitter.emit('room', this.roomSettings as RoomSettings);
+        return;
     }
   }
 
@@ -465,15 +634,26 @@ export class Conference {
     this.reconcile(msg.participants);
     this.setState('connected');
 
+    // A new session sends video until the server says otherwise.
+    if (this.paused) {
+      this.paused = false;
+      this.emitter.emit('video-paused', { paused: false });
+    }
+
     const config: PeerConnectionConfig = { iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
-    this.addLocalTransceivers(s.publish.pc);
+    s.videoSender = this.addLocalTransceivers(s.publish.pc);
     void s.publish.offer();
     // A resumed session may carry a stale mute state; always restate ours then.
     if (resumed || this.local.audioMuted || this.local.videoMuted) {
       this.send(s, { type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
     }
+    // Our receive preferences are ours, not the session's: restate them.
+    if (this.wantedLastN !== null) this.send(s, { type: 'set-last-n', n: this.wantedLastN });
+    for (const id of this.offlineUnpins) this.send(s, { type: 'unpin', id });
+    this.offlineUnpins.clear();
+    for (const id of this.pins) this.send(s, { type: 'pin', id });
     if (resumed) this.emitter.emit('reconnected', { id: msg.id, attempts });
   }
 
@@ -529,6 +709,15 @@ export class Conference {
     const p = this.people.get(id);
     if (!p) return;
     this.people.delete(id);
+    // A pin of someone who left would hold one of our N slots for nobody.
+    const pinAt = this.pins.indexOf(id);
+    if (pinAt >= 0) {
+      this.pins.splice(pinAt, 1);
+      const s = this.session;
+      if (s?.welcomed && !this.terminal) this.send(s, { type: 'unpin', id });
+      this.emitter.emit('pinned', { ids: this.pinned });
+    }
+    if (this.speakerId === id) this.setSpeaker(null);
     const tracks = this.remote.get(id);
     if (tracks?.audio) this.dropTrack(id, 'audio');
     if (tracks?.video) this.dropTrack(id, 'video');
@@ -584,8 +773,11 @@ export class Conference {
     }
   }
 
-  /** Publishes the local tracks: always one audio and one video transceiver. */
-  private addLocalTransceivers(pc: PeerConnectionLike): void {
+  /**
+   * Publishes the local tracks: always one audio and one video transceiver.
+   * Returns the video sender (null when the environment does not expose it).
+   */
+  private addLocalTransceivers(pc: PeerConnectionLike): SenderLike | null {
     const stream = this.localStream;
     const streams = stream ? [stream] : [];
     const audio = stream?.getAudioTracks()[0];
@@ -598,6 +790,61 @@ export class Conference {
       sendEncodings: [{ maxBitrate: this.opts.videoMaxBitrate ?? 1_500_000 }],
     });
     this.preferVp8(vt);
+    return vt.sender ?? null;
+  }
+
+  // ---- speaker and video pausing -------------------------------------------
+
+  private setSpeaker(id: string | null): void {
+    if (this.speakerId === id) return;
+    this.speakerId = id;
+    this.emitter.emit('speaker', { id });
+  }
+
+  private setPaused(s: Session, paused: boolean): void {
+    if (this.paused !== paused) {
+      this.paused = paused;
+      this.emitter.emit('video-paused', { paused });
+    }
+    this.applySendActive(s);
+  }
+
+  /**
+   * Sets every encoding of the video sender to `active = !paused` without
+   * renegotiating; the camera (and the local preview) keeps running. Steps are
+   * serialized and read the wanted state when they run, so the last word wins.
+   */
+  private applySendActive(s: Session): void {
+    const sender = s.videoSender;
+    if (!sender) return;
+    this.senderChain = this.senderChain
+      .then(async () => {
+        if (s !== this.session || s.videoSender !== sender) return;
+        const active = !this.paused;
+        // getParameters and setParameters in the same task, as browsers require.
+        const params = sender.getParameters();
+        const encodings = params.encodings ?? [];
+        if (encodings.length === 0) return; // not negotiated yet: retried after the answer
+        if (encodings.every((e) => (e.active ?? true) === active)) return;
+        for (const e of encodings) e.active = active;
+        await sender.setParameters(params);
+      })
+      .catch((err: unknown) => {
+        if (s === this.session) this.log.warn('video sender setParameters failed', err);
+      });
+  }
+
+  /** Whether any encoding of the video sender is active; null when unknown. */
+  private senderActive(s: Session): boolean | null {
+    const sender = s.videoSender;
+    if (!sender) return null;
+    try {
+      const encodings = sender.getParameters().encodings ?? [];
+      if (encodings.length === 0) return null;
+      return encodings.some((e) => e.active ?? true);
+    } catch {
+      return null;
+    }
   }
 
   private preferVp8(t: TransceiverLike): void {

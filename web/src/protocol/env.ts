@@ -37,8 +37,28 @@ export interface CodecLike {
   sdpFmtpLine?: string;
 }
 
+/** One encoding of RTCRtpSendParameters (the fields the client touches). */
+export interface SendEncodingLike {
+  active?: boolean;
+  maxBitrate?: number;
+  [key: string]: unknown;
+}
+
+/** RTCRtpSendParameters, as returned by getParameters and given back to setParameters. */
+export interface SendParametersLike {
+  encodings: SendEncodingLike[];
+  [key: string]: unknown;
+}
+
+/** The slice of RTCRtpSender used to pause and resume video without renegotiation. */
+export interface SenderLike {
+  getParameters(): SendParametersLike;
+  setParameters(params: SendParametersLike): Promise<void>;
+}
+
 export interface TransceiverLike {
   readonly mid: string | null;
+  readonly sender?: SenderLike;
   setCodecPreferences?(codecs: CodecLike[]): void;
 }
 

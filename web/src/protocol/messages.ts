@@ -86,6 +86,33 @@ export interface LeaveMessage {
   type: 'leave';
 }
 
+/** Always receive this participant's video (docs/protocol.md, "Speaker, Last N…"). */
+export interface PinMessage {
+  type: 'pin';
+  id: string;
+}
+
+/** Stop always receiving this participant's video. */
+export interface UnpinMessage {
+  type: 'unpin';
+  id: string;
+}
+
+/** The most videos this client wants; `-1` = as many as the room allows. */
+export interface SetLastNMessage {
+  type: 'set-last-n';
+  n: number;
+}
+
+/** Changes the room's settings; fields left out are unchanged. */
+export interface RoomSettingsMessage {
+  type: 'room-settings';
+  /** The room's Last N; `-1` = unlimited. */
+  lastN?: number;
+  /** Participants whose video everyone receives. */
+  onStage?: string[];
+}
+
 export type ClientMessage =
   | JoinMessage
   | OfferMessage
@@ -93,7 +120,11 @@ export type ClientMessage =
   | CandidateMessage
   | MuteMessage
   | PingMessage
-  | LeaveMessage;
+  | LeaveMessage
+  | PinMessage
+  | UnpinMessage
+  | SetLastNMessage
+  | RoomSettingsMessage;
 
 // ---- server → client -------------------------------------------------------
 
@@ -153,6 +184,37 @@ export interface ByeMessage {
   reason: string;
 }
 
+/** The dominant speaker changed; `id` is `""` when nobody is dominant. */
+export interface SpeakerMessage {
+  type: 'speaker';
+  id: string;
+}
+
+/** The participants whose video this client receives, in priority order. */
+export interface ForwardedMessage {
+  type: 'forwarded';
+  ids: string[];
+  /** The N in force for this client (`-1` = unlimited). */
+  lastN: number;
+}
+
+/** Nobody receives this client's video: stop sending it until `resume-video`. */
+export interface PauseVideoMessage {
+  type: 'pause-video';
+}
+
+export interface ResumeVideoMessage {
+  type: 'resume-video';
+}
+
+/** The room's settings; sent after `welcome` and whenever they change. */
+export interface RoomMessage {
+  type: 'room';
+  /** The room's Last N; `-1` = unlimited. */
+  lastN: number;
+  onStage: string[];
+}
+
 export type ServerMessage =
   | WelcomeMessage
   | OfferMessage
@@ -163,7 +225,12 @@ export type ServerMessage =
   | ParticipantLeftMessage
   | PongMessage
   | ErrorMessage
-  | ByeMessage;
+  | ByeMessage
+  | SpeakerMessage
+  | ForwardedMessage
+  | PauseVideoMessage
+  | ResumeVideoMessage
+  | RoomMessage;
 
 export type ServerMessageType = ServerMessage['type'];
 
@@ -240,6 +307,32 @@ function candidate(v: unknown): IceCandidateInit | null | undefined {
   return c;
 }
 
+/** A Last N value: an integer ≥ -1 (`-1` = unlimited). */
+export function isLastN(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= -1;
+}
+
+/**
+ * A list of participant ids. A missing field or `null` (what Go encodes for a
+ * nil slice) is the empty list; non-string entries are dropped; anything else
+ * is invalid (undefined).
+ */
+function idList(v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) return undefined;
+  return v.filter((x): x is string => typeof x === 'string' && x !== '');
+}
+
+/**
+ * A Last N field: an integer ≥ -1; a missing one is -1 (unknown / unlimited),
+ * a present but invalid one makes the message invalid (undefined).
+ */
+function lastNField(o: Obj, k: string): number | undefined {
+  const v = o[k];
+  if (v === undefined || v === null) return -1;
+  return isLastN(v) ? v : undefined;
+}
+
 /**
  * Parses one text frame from the server. Returns undefined for frames that are
  * not JSON objects, have an unknown `type` (the protocol reserves names for
@@ -304,6 +397,27 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       };
     case 'bye':
       return { type: 'bye', reason: str(v, 'reason') ?? '' };
+    case 'speaker': {
+      // A missing id is "nobody" (the same as "").
+      const id = v['id'] === undefined || v['id'] === null ? '' : str(v, 'id');
+      if (id === undefined) return undefined;
+      return { type: 'speaker', id };
+    }
+    case 'forwarded': {
+      const ids = idList(v['ids']);
+      const lastN = lastNField(v, 'lastN');
+      if (ids === undefined || lastN === undefined) return undefined;
+      return { type: 'forwarded', ids: [...new Set(ids)], lastN };
+    }
+    case 'pause-video':
+    case 'resume-video':
+      return { type: v['type'] };
+    case 'room': {
+      const onStage = idList(v['onStage']);
+      const lastN = lastNField(v, 'lastN');
+      if (onStage === undefined || lastN === undefined) return undefined;
+      return { type: 'room', lastN, onStage: [...new Set(onStage)] };
+    }
     default:
       return undefined;
   }

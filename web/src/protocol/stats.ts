@@ -37,6 +37,12 @@ export interface OutboundStats {
   retransmittedPacketsSent: number;
   targetBitrate: number;
   qualityLimitationReason: string;
+  /**
+   * Whether the encoding is sending: the entry's own `active` when the browser
+   * reports it, else the sender's encoding parameters; null when unknown.
+   * False while the video is paused (pause-video).
+   */
+  active: boolean | null;
 }
 
 export interface ConferenceStats {
@@ -111,8 +117,14 @@ export function inboundStats(
   return out;
 }
 
-/** Outbound entries of the publish connection. */
-export function outboundStats(report: StatsReportLike): OutboundStats[] {
+/**
+ * Outbound entries of the publish connection. `activeOf` gives the sender's
+ * encoding state of a kind for entries that do not carry `active` themselves.
+ */
+export function outboundStats(
+  report: StatsReportLike,
+  activeOf: (kind: MediaKind) => boolean | null = () => null,
+): OutboundStats[] {
   const out: OutboundStats[] = [];
   report.forEach((e) => {
     if (e['type'] !== 'outbound-rtp') return;
@@ -133,6 +145,7 @@ export function outboundStats(report: StatsReportLike): OutboundStats[] {
       targetBitrate: num(e, 'targetBitrate'),
       qualityLimitationReason:
         typeof e['qualityLimitationReason'] === 'string' ? e['qualityLimitationReason'] : '',
+      active: typeof e['active'] === 'boolean' ? e['active'] : activeOf(kind),
     });
   });
   out.sort((a, b) => a.kind.localeCompare(b.kind));

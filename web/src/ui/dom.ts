@@ -50,5 +50,6 @@ export const icons = {
   leave: SVG(
     '<path d="M10 17l-5-5 5-5"/><path d="M5 12h11"/><path d="M14 4h4a2 2 0 0 1 2 2v12a2 2 0 0 1-2 2h-4"/>',
   ),
+  pin: SVG('<path d="M9 3h6"/><path d="M10 3v6l-3 4v2h10v-2l-3-4V3"/><path d="M12 15v6"/>'),
   sound: SVG('<path d="M11 5L6 9H2v6h4l5 4z"/><path d="M15.5 8.5a5 5 0 0 1 0 7"/><path d="M19 5a10 10 0 0 1 0 14"/>'),
 };

@@ -23,3 +23,36 @@ export function bestGrid(n: number, width: number, height: number, aspect = 16 /
   }
   return best;
 }
+
+export interface StageInput {
+  /** The remote participant on stage so far, if any. */
+  previous: string | null;
+  /** The dominant speaker (may be ourselves), null when nobody / unknown. */
+  speaker: string | null;
+  /** Our own participant id. */
+  self: string | null;
+  /** Remote participants present, in join order. */
+  present: readonly string[];
+  /** Whose video we receive, in priority order; null when unknown. */
+  forwarded: readonly string[] | null;
+}
+
+/**
+ * The remote participant to show large. Preferably someone whose video we
+ * receive: the dominant speaker; when that is ourselves, nobody or someone
+ * not present, the previous occupant; failing that the first forwarded
+ * participant. Only when none of those has video: the speaker, the previous
+ * occupant, the first present participant (as a name tile). null means nobody
+ * else is here (the local tile takes the stage).
+ */
+export function chooseStage(i: StageInput): string | null {
+  const here = (id: string | null): id is string => id !== null && id !== i.self && i.present.includes(id);
+  const video = (id: string) => i.forwarded === null || i.forwarded.includes(id);
+  if (here(i.speaker) && video(i.speaker)) return i.speaker;
+  if (here(i.previous) && video(i.previous)) return i.previous;
+  const firstForwarded = i.forwarded?.find((id) => here(id));
+  if (firstForwarded !== undefined) return firstForwarded;
+  if (here(i.speaker)) return i.speaker;
+  if (here(i.previous)) return i.previous;
+  return i.present.find((id) => here(id)) ?? null;
+}

@@ -16,6 +16,21 @@
 //   .tile audio                         remote tiles only: the participant's audio
 //   .tile.audio-muted / .tile.video-muted   the participant's mute state
 //   .tile.no-video                      no video track attached yet
+//   .tile.stage                         the tile shown large (exactly one): the dominant
+//                                       speaker; when that is yourself or nobody, the
+//                                       previous occupant (else the first forwarded
+//                                       participant); the local tile when alone
+//   .tile.speaking                      the dominant speaker's tile (the local one too)
+//   .tile.pinned                        a participant you pinned (shows a pin badge);
+//                                       click (or Enter/Space on) a remote tile to
+//                                       pin / unpin it; the local tile is not pinnable
+//   .tile.not-forwarded                 a participant outside your `forwarded` set: its
+//                                       <video> is hidden (hidden attribute) and the
+//                                       name/avatar shows; absent before any `forwarded`
+//   .tile.local.paused                  the server paused your video (nobody watches);
+//                                       .paused-note in it says so; the preview keeps running
+//   .spotlight / .strip                 containers of the stage tile / the thumbnails
+//   label.last-n select[name=last-n]    most videos to receive: 1 2 3 4 6 8 12 or -1 (All)
 //   .status[data-state]                 connection status line; data-state is one of
 //                                       idle | connecting | connected | reconnecting | closed
 //   .room-title                         the room name
@@ -25,7 +40,16 @@
 //
 // Test hook: once a room page starts,
 //   window.podium = { conference, stats: () => conference.stats(),
-//                     id: () => own participant id or null, state: () => connection state }
+//                     id: () => own participant id or null, state: () => connection state,
+//                     speaker: () => dominant speaker id (may be own) or null,
+//                     forwarded: () => ids whose video you receive, or null before the
+//                                      first `forwarded` message,
+//                     pinned: () => your pins, pin(id), unpin(id),
+//                     setLastN(n) (n ≥ 0, or -1 for all),
+//                     videoPaused: () => whether the server paused your video,
+//                     roomSettings: () => {lastN, onStage} or null }
+//   stats().outbound rows carry bytesSent, framesEncoded and `active` (false while the
+//   video encoding is paused; null when the browser does not say).
 
 import { showJoinForm } from './form';
 import { showRoom } from './room';

@@ -1,10 +1,10 @@
 // The conference page. It only consumes the protocol library's API and events.
 
-import { Conference, type ConnectionState, type Participant, type PcName } from '../protocol';
+import { Conference, type ConnectionState, type PcName, type RoomSettings } from '../protocol';
 import { h, icon, icons } from './dom';
-import { bestGrid } from './layout';
+import { Gallery } from './gallery';
+import { lastNControl } from './lastn';
 import { openLocalMedia, type VideoSize } from './media';
-import { Tile } from './tile';
 
 export interface RoomOptions {
   room: string;
@@ -21,6 +21,19 @@ declare global {
       stats: () => ReturnType<Conference['stats']>;
       id: () => string | null;
       state: () => ConnectionState;
+      /** The dominant speaker's id (may be our own), null when nobody / unknown. */
+      speaker: () => string | null;
+      /** Ids whose video we receive, in priority order; null before the first `forwarded`. */
+      forwarded: () => string[] | null;
+      /** Our pins, in order. */
+      pinned: () => string[];
+      pin: (id: string) => void;
+      unpin: (id: string) => void;
+      setLastN: (n: number) => void;
+      /** Whether the server paused our video (nobody receives it). */
+      videoPaused: () => boolean;
+      /** The room's settings from the last `room` message. */
+      roomSettings: () => RoomSettings | null;
     };
   }
 }
@@ -38,6 +51,14 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     stats: () => conference.stats(),
     id: () => conference.id,
     state: () => conference.state,
+    speaker: () => conference.dominantSpeaker,
+    forwarded: () => conference.forwarded,
+    pinned: () => conference.pinned,
+    pin: (id) => conference.pin(id),
+    unpin: (id) => conference.unpin(id),
+    setLastN: (n) => conference.setLastN(n),
+    videoPaused: () => conference.videoPaused,
+    roomSettings: () => conference.roomSettings,
   };
 
   // ---- static structure ----
@@ -46,8 +67,16 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   enableSound.hidden = true;
   const notice = h('div', { class: 'notice', text: media.problem ?? '' });
   notice.hidden = media.problem === null;
-  const grid = h('div', { class: 'grid' });
-  const stage = h('main', { class: 'stage' }, grid);
+  const gallery = new Gallery({
+    conference,
+    name: opts.name,
+    localStream: stream,
+    onSoundBlocked: (blocked) => {
+      enableSound.hidden = !blocked;
+    },
+  });
+  const localTile = gallery.localTile;
+  enableSound.addEventListener('click', () => gallery.retryAudio());
 
   const micBtn = h('button', { class: 'ctl mic', attrs: { type: 'button' } });
   const camBtn = h('button', { class: 'ctl cam', attrs: { type: 'button' } });
@@ -67,64 +96,12 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
       enableSound,
     ),
     notice,
-    stage,
-    h('footer', { class: 'controls' }, micBtn, camBtn, leaveBtn),
+    gallery.el,
+    h('footer', { class: 'controls' }, micBtn, camBtn, lastNControl(conference), leaveBtn),
   );
   root.replaceChildren(page);
 
-  // ---- tiles ----
-  const localTile = new Tile({ name: `${opts.name} (you)` });
-  localTile.el.querySelector('video')?.classList.add('mirror');
-  localTile.setVideoTrack(stream?.getVideoTracks()[0] ?? null);
-  grid.append(localTile.el);
-  const tiles = new Map<string, Tile>();
-
-  const relayout = () => {
-    const cs = getComputedStyle(stage);
-    const width = stage.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
-    const height = stage.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
-    const gap = parseFloat(getComputedStyle(grid).columnGap) || 0;
-    const g = bestGrid(tiles.size + 1, width, height, 16 / 9, gap);
-    grid.style.setProperty('--cols', String(g.cols));
-    grid.style.setProperty('--tile-w', `${g.tileWidth}px`);
-    grid.dataset['count'] = String(tiles.size + 1);
-  };
-  new ResizeObserver(relayout).observe(stage);
-
-  const blocked = new Set<Tile>();
-  const audioResult = (tile: Tile, ok: boolean) => {
-    if (ok) blocked.delete(tile);
-    else blocked.add(tile);
-    enableSound.hidden = blocked.size === 0;
-  };
-  enableSound.addEventListener('click', () => {
-    for (const tile of [...blocked]) void tile.playAudio().then((ok) => audioResult(tile, ok));
-  });
-
-  const addTile = (p: Participant) => {
-    let tile = tiles.get(p.id);
-    if (!tile) {
-      tile = new Tile({ name: p.name, participantId: p.id });
-      tiles.set(p.id, tile);
-      grid.append(tile.el);
-      const t = tile;
-      const tracks = conference.tracks(p.id);
-      t.setVideoTrack(tracks.video?.track ?? null);
-      void t.setAudioTrack(tracks.audio?.track ?? null).then((ok) => audioResult(t, ok));
-      relayout();
-    }
-    tile.setName(p.name);
-    tile.setMuted(p.audioMuted, p.videoMuted);
-  };
-  const removeTile = (id: string) => {
-    const tile = tiles.get(id);
-    if (!tile) return;
-    tiles.delete(id);
-    blocked.delete(tile);
-    enableSound.hidden = blocked.size === 0;
-    tile.destroy();
-    relayout();
-  };
+  gallery.relayout();
 
   // ---- status line ----
   const peers: Record<PcName, RTCPeerConnectionState> = { publish: 'new', subscribe: 'new' };
@@ -189,24 +166,6 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     peers.subscribe = 'new';
     renderStatus(attempt > 1 ? `(attempt ${attempt})` : undefined);
   });
-  conference.on('welcome', ({ id }) => {
-    localTile.el.dataset['selfId'] = id;
-  });
-  conference.on('participant-joined', ({ participant }) => addTile(participant));
-  conference.on('participant-updated', ({ participant }) => addTile(participant));
-  conference.on('participant-left', ({ id }) => removeTile(id));
-  conference.on('track-added', ({ participantId, kind, track }) => {
-    const tile = tiles.get(participantId);
-    if (!tile) return; // attached when the participant becomes known
-    if (kind === 'video') tile.setVideoTrack(track);
-    else void tile.setAudioTrack(track).then((ok) => audioResult(tile, ok));
-  });
-  conference.on('track-removed', ({ participantId, kind }) => {
-    const tile = tiles.get(participantId);
-    if (!tile) return;
-    if (kind === 'video') tile.setVideoTrack(null);
-    else void tile.setAudioTrack(null).then((ok) => audioResult(tile, ok));
-  });
   conference.on('local-state', renderControls);
   conference.on('error', ({ code, message, source }) => {
     console.warn(`[podium] ${source} error ${code}: ${message}`);
@@ -221,7 +180,6 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
 
   renderControls();
   renderStatus();
-  relayout();
   conference.join();
 }
 

@@ -1,4 +1,5 @@
-// One participant tile: video, audio (remote only), name and mute indicators.
+// One participant tile: video, audio (remote only), name and mute indicators,
+// plus the Last N states (stage, speaking, pinned, not forwarded, paused).
 
 import { h, icon, icons } from './dom';
 
@@ -6,7 +7,11 @@ export interface TileOptions {
   name: string;
   /** Remote participant id; absent for the local tile. */
   participantId?: string;
+  /** Makes the tile a button (click, Enter or Space): pin / unpin. */
+  onActivate?: () => void;
 }
+
+export const PAUSED_TEXT = 'Your video is paused — nobody is watching';
 
 export class Tile {
   readonly el: HTMLDivElement;
@@ -14,6 +19,9 @@ export class Tile {
   private readonly audio: HTMLAudioElement | null;
   private readonly nameEl: HTMLSpanElement;
   private readonly initials: HTMLSpanElement;
+  private readonly pausedNote: HTMLDivElement | null;
+  private readonly pinnable: boolean;
+  private name = '';
   private videoTrack: MediaStreamTrack | null = null;
   private audioTrack: MediaStreamTrack | null = null;
 
@@ -34,6 +42,10 @@ export class Tile {
     const camOff = icon(icons.camOff);
     camOff.classList.add('cam-off');
     camOff.title = 'Camera off';
+    const pin = icon(icons.pin);
+    pin.classList.add('pin-badge');
+    this.pausedNote = local ? h('div', { class: 'paused-note', text: PAUSED_TEXT }) : null;
+    if (this.pausedNote) this.pausedNote.hidden = true;
 
     this.el = h(
       'div',
@@ -41,8 +53,24 @@ export class Tile {
       this.video,
       this.audio,
       h('div', { class: 'avatar' }, this.initials),
+      this.pausedNote,
+      pin,
       h('div', { class: 'label' }, micOff, camOff, this.nameEl),
     );
+    this.pinnable = opts.onActivate !== undefined;
+    if (opts.onActivate) {
+      const activate = opts.onActivate;
+      this.el.classList.add('pinnable');
+      this.el.tabIndex = 0;
+      this.el.setAttribute('role', 'button');
+      this.el.setAttribute('aria-pressed', 'false');
+      this.el.addEventListener('click', () => activate());
+      this.el.addEventListener('keydown', (ev) => {
+        if (ev.key !== 'Enter' && ev.key !== ' ') return;
+        ev.preventDefault();
+        activate();
+      });
+    }
     if (opts.participantId !== undefined) {
       this.el.dataset['participantId'] = opts.participantId;
     }
@@ -50,10 +78,52 @@ export class Tile {
   }
 
   setName(name: string): void {
+    this.name = name;
+    this.updateTitle();
     this.nameEl.textContent = name;
     this.nameEl.title = name;
     this.initials.textContent = initialsOf(name);
     this.initials.style.backgroundColor = colorOf(name);
+  }
+
+  /** Shown large. */
+  setStage(on: boolean): void {
+    this.el.classList.toggle('stage', on);
+  }
+
+  /** The dominant speaker. */
+  setSpeaking(on: boolean): void {
+    this.el.classList.toggle('speaking', on);
+  }
+
+  setPinned(on: boolean): void {
+    this.el.classList.toggle('pinned', on);
+    if (this.pinnable) this.el.setAttribute('aria-pressed', String(on));
+    this.updateTitle();
+  }
+
+  /** Outside the forwarded set: a name/avatar tile, the video element hidden. */
+  setForwarded(on: boolean): void {
+    this.el.classList.toggle('not-forwarded', !on);
+    this.video.hidden = !on;
+  }
+
+  /** Local tile: our video is paused because nobody receives it. */
+  setPaused(on: boolean): void {
+    this.el.classList.toggle('paused', on);
+    if (this.pausedNote) this.pausedNote.hidden = !on;
+  }
+
+  /** Restarts video playback after the tile moved in the DOM. */
+  replay(): void {
+    if (this.video.srcObject) this.video.play()?.catch(() => {});
+  }
+
+  private updateTitle(): void {
+    if (!this.pinnable) return;
+    this.el.title = this.el.classList.contains('pinned')
+      ? `Unpin ${this.name}`
+      : `Pin ${this.name} (always receive their video)`;
   }
 
   setMuted(audioMuted: boolean, videoMuted: boolean): void {
@@ -66,7 +136,7 @@ export class Tile {
     this.videoTrack = track;
     this.video.srcObject = track ? new MediaStream([track]) : null;
     this.el.classList.toggle('no-video', track === null);
-    if (track) this.video.play().catch(() => {});
+    if (track) this.video.play()?.catch(() => {});
   }
 
   /** Attaches remote audio; resolves false when autoplay policy blocked playback. */

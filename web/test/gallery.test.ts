@@ -1,0 +1,224 @@
+// @vitest-environment happy-dom
+// The conference page's tiles, driven by a Conference on the fake WebSocket and
+// peer connections: stage, speaking, forwarded, pins (click to pin / unpin),
+// paused video, and the Last N control.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { Conference } from '../src/protocol';
+import type { Participant } from '../src/protocol/messages';
+import { Gallery } from '../src/ui/gallery';
+import { lastNControl } from '../src/ui/lastn';
+import { PAUSED_TEXT } from '../src/ui/tile';
+import { asStream, FakeClock, FakePeerConnection, FakeStream, FakeTrack, FakeWebSocket, flush } from './fakes';
+
+const bob: Participant = { id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false };
+const carol: Participant = { id: 'pC', name: 'Carol', audioMuted: false, videoMuted: false };
+const dave: Participant = { id: 'pD', name: 'Dave Doe', audioMuted: false, videoMuted: false };
+
+async function setup(participants: Participant[] = [bob, carol, dave]) {
+  FakePeerConnection.created = [];
+  const sockets: FakeWebSocket[] = [];
+  const cam = new FakeTrack('video', 'cam-1');
+  const conference = new Conference({
+    room: 'standup',
+    name: 'Alice',
+    url: 'ws://test/ws',
+    localStream: asStream(new FakeStream('local', [new FakeTrack('audio', 'mic-1'), cam])),
+    clock: new FakeClock(),
+    createWebSocket: (url) => {
+      const ws = new FakeWebSocket(url);
+      sockets.push(ws);
+      return ws;
+    },
+    createPeerConnection: (cfg) => new FakePeerConnection(cfg),
+    codecs: () => null,
+    logger: { debug: () => {}, warn: () => {} },
+  });
+  const gallery = new Gallery({ conference, name: 'Alice', localStream: null });
+  document.body.replaceChildren(gallery.el);
+  const ws = () => {
+    const s = sockets.at(-1);
+    if (!s) throw new Error('no socket');
+    return s;
+  };
+  conference.join();
+  ws().open();
+  ws().receive({
+    type: 'welcome',
+    version: 1,
+    id: 'pA',
+    room: 'standup',
+    resume: { id: 'pA', secret: 's' },
+    participants,
+    iceServers: [],
+  });
+  await flush();
+  const tile = (id: string) => {
+    const el = document.querySelector<HTMLElement>(`.tile[data-participant-id="${id}"]`);
+    if (!el) throw new Error(`no tile for ${id}`);
+    return el;
+  };
+  const local = () => {
+    const el = document.querySelector<HTMLElement>('.tile.local');
+    if (!el) throw new Error('no local tile');
+    return el;
+  };
+  const stageIds = () =>
+    [...document.querySelectorAll<HTMLElement>('.tile.stage')].map((e) => e.dataset['participantId'] ?? 'local');
+  return { conference, gallery, ws, tile, local, stageIds, cam };
+}
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe('gallery', () => {
+  it('has one tile per participant and exactly one stage tile', async () => {
+    const t = await setup();
+    const remote = [...document.querySelectorAll<HTMLElement>('.tile:not(.local)')].map((e) => e.dataset['participantId']);
+    expect(remote).toEqual(['pB', 'pC', 'pD']);
+    expect(t.stageIds()).toEqual(['pB']); // nobody spoke yet: the first one
+    expect(document.querySelector('.spotlight .tile')).toBe(t.tile('pB'));
+    expect([...document.querySelectorAll('.strip .tile')]).toEqual([t.local(), t.tile('pC'), t.tile('pD')]);
+  });
+
+  it('puts the local tile on stage when alone', async () => {
+    const t = await setup([]);
+    expect(t.stageIds()).toEqual(['local']);
+    expect(document.querySelector<HTMLElement>('.strip')?.hidden).toBe(true);
+    t.ws().receive({ type: 'participant-joined', participant: bob });
+    expect(t.stageIds()).toEqual(['pB']);
+    t.ws().receive({ type: 'participant-left', id: 'pB' });
+    expect(t.stageIds()).toEqual(['local']);
+  });
+
+  it('follows the dominant speaker, keeping the stage when it is us or nobody', async () => {
+    const t = await setup();
+    t.ws().receive({ type: 'speaker', id: 'pC' });
+    expect(t.stageIds()).toEqual(['pC']);
+    expect(t.tile('pC').classList.contains('speaking')).toBe(true);
+    expect(t.tile('pB').classList.contains('speaking')).toBe(false);
+
+    t.ws().receive({ type: 'speaker', id: 'pA' }); // ourselves
+    expect(t.stageIds()).toEqual(['pC']);
+    expect(t.local().classList.contains('speaking')).toBe(true);
+    expect(t.tile('pC').classList.contains('speaking')).toBe(false);
+
+    t.ws().receive({ type: 'speaker', id: '' }); // nobody
+    expect(t.stageIds()).toEqual(['pC']);
+    expect(document.querySelectorAll('.tile.speaking')).toHaveLength(0);
+
+    t.ws().receive({ type: 'speaker', id: 'pD' });
+    expect(t.stageIds()).toEqual(['pD']);
+    expect(document.querySelector('.spotlight .tile')).toBe(t.tile('pD'));
+    expect([...document.querySelectorAll('.strip .tile')]).toEqual([t.local(), t.tile('pB'), t.tile('pC')]);
+
+    // the stage occupant leaves while we speak: the first forwarded one takes over
+    t.ws().receive({ type: 'forwarded', ids: ['pC', 'pB'], lastN: 2 });
+    t.ws().receive({ type: 'speaker', id: 'pA' });
+    t.ws().receive({ type: 'participant-left', id: 'pD' });
+    expect(t.stageIds()).toEqual(['pC']);
+  });
+
+  it('shows participants outside the forwarded set as name tiles', async () => {
+    const t = await setup();
+    const video = (id: string) => t.tile(id).querySelector('video') as HTMLVideoElement;
+    // before any `forwarded`, every tile shows video
+    expect(document.querySelectorAll('.tile.not-forwarded')).toHaveLength(0);
+
+    t.ws().receive({ type: 'forwarded', ids: ['pC'], lastN: 1 });
+    expect(t.tile('pC').classList.contains('not-forwarded')).toBe(false);
+    expect(video('pC').hidden).toBe(false);
+    for (const id of ['pB', 'pD']) {
+      expect(t.tile(id).classList.contains('not-forwarded')).toBe(true);
+      expect(video(id).hidden).toBe(true);
+    }
+    expect(t.tile('pD').querySelector('.initials')?.textContent).toBe('DD');
+    expect(t.local().classList.contains('not-forwarded')).toBe(false);
+
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pD'], lastN: 2 });
+    expect(t.tile('pC').classList.contains('not-forwarded')).toBe(true);
+    expect(t.tile('pB').classList.contains('not-forwarded')).toBe(false);
+    expect(t.tile('pD').classList.contains('not-forwarded')).toBe(false);
+    expect(video('pB').hidden).toBe(false);
+
+    // a participant joining outside the set starts as a name tile
+    t.ws().receive({ type: 'participant-joined', participant: { ...bob, id: 'pE', name: 'Eve' } });
+    expect(t.tile('pE').classList.contains('not-forwarded')).toBe(true);
+  });
+
+  it('pins on click and unpins on a second click', async () => {
+    const t = await setup();
+    t.tile('pC').click();
+    expect(t.ws().sentOfType('pin')).toEqual([{ type: 'pin', id: 'pC' }]);
+    expect(t.tile('pC').classList.contains('pinned')).toBe(true);
+    expect(t.tile('pC').getAttribute('aria-pressed')).toBe('true');
+    expect(t.tile('pB').classList.contains('pinned')).toBe(false);
+
+    t.tile('pC').click();
+    expect(t.ws().sentOfType('unpin')).toEqual([{ type: 'unpin', id: 'pC' }]);
+    expect(t.tile('pC').classList.contains('pinned')).toBe(false);
+    expect(t.ws().sent.filter((m) => m['type'] === 'pin' || m['type'] === 'unpin').map((m) => m['type'])).toEqual([
+      'pin',
+      'unpin',
+    ]);
+
+    // keyboard too
+    t.tile('pB').dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(t.conference.pinned).toEqual(['pB']);
+  });
+
+  it('does not pin the local tile', async () => {
+    const t = await setup();
+    t.local().click();
+    expect(t.ws().sentOfType('pin')).toEqual([]);
+    expect(t.local().classList.contains('pinnable')).toBe(false);
+  });
+
+  it('shows pins made through the library and drops them when the participant leaves', async () => {
+    const t = await setup();
+    t.conference.pin('pD');
+    expect(t.tile('pD').classList.contains('pinned')).toBe(true);
+    t.ws().receive({ type: 'participant-left', id: 'pD' });
+    expect(document.querySelectorAll('.tile.pinned')).toHaveLength(0);
+  });
+
+  it('marks the local tile while our video is paused', async () => {
+    const t = await setup();
+    const note = () => t.local().querySelector<HTMLElement>('.paused-note');
+    expect(t.local().classList.contains('paused')).toBe(false);
+    expect(note()?.hidden).toBe(true);
+    t.ws().receive({ type: 'pause-video' });
+    expect(t.local().classList.contains('paused')).toBe(true);
+    expect(note()?.hidden).toBe(false);
+    expect(note()?.textContent).toBe(PAUSED_TEXT);
+    expect(t.cam.enabled).toBe(true); // the preview keeps running
+    t.ws().receive({ type: 'resume-video' });
+    expect(t.local().classList.contains('paused')).toBe(false);
+    expect(note()?.hidden).toBe(true);
+  });
+});
+
+describe('last N control', () => {
+  it('calls setLastN and shows the room limit', async () => {
+    const t = await setup();
+    const label = lastNControl(t.conference);
+    document.body.append(label);
+    const select = label.querySelector('select') as HTMLSelectElement;
+    expect([...select.options].map((o) => o.value)).toEqual(['1', '2', '3', '4', '6', '8', '12', '-1']);
+    expect(select.value).toBe('-1');
+    select.value = '3';
+    select.dispatchEvent(new Event('change'));
+    select.value = '-1';
+    select.dispatchEvent(new Event('change'));
+    expect(t.ws().sentOfType('set-last-n')).toEqual([
+      { type: 'set-last-n', n: 3 },
+      { type: 'set-last-n', n: -1 },
+    ]);
+    t.conference.setLastN(4); // through the library
+    t.ws().receive({ type: 'forwarded', ids: ['pB'], lastN: 4 });
+    expect(select.value).toBe('4');
+    t.ws().receive({ type: 'room', lastN: 8, onStage: [] });
+    expect(label.querySelector('.hint')?.textContent).toBe('room max 8');
+  });
+});
