@@ -44,7 +44,7 @@ type UpTrack struct {
 	vp8                 media.VP8Descriptor // scratch of the reader goroutine
 	levels              LevelRing           // audio levels for the speaker detector
 	sr                  srStore
-	lastKeyframeRequest atomic.Int64        // unix nanos
+	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
 }
 
