@@ -10,6 +10,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/packetcache"
+	"github.com/podium-sfu/podium/internal/rewrite"
 )
 
 // cacheSlots is the per-destination retransmission history: 512 packets is over
@@ -18,44 +19,57 @@ const cacheSlots = 512
 
 var errNoCodec = errors.New("receiver does not support the codec")
 
-// DownTrack is one UpTrack as sent to one receiver: a pion TrackLocal whose packets
-// come from UpTrack.forward. It answers the receiver's NACKs from its own cache.
+// DownTrack is one source as sent to one receiver: a pion TrackLocal whose packets
+// come from UpTrack.forward. For video it projects the source's simulcast encodings
+// into one continuous stream (rewrite.Projector); it answers the receiver's NACKs
+// from its own cache of what it sent.
 type DownTrack struct {
-	up       *UpTrack
-	receiver string // receiving participant's id
+	up       *UpTrack // the first track of the source; names the DownTrack
+	receiver string   // receiving participant's id
 	id       string
 	streamID string
 
-	selected atomic.Bool // the selection policy's verdict (Last N); audio ignores it
+	selected atomic.Bool   // the selection policy's verdict (Last N); audio ignores it
+	accepts  atomic.Uint32 // video: bit e set when encoding e's packets may be forwarded
 
-	mu              sync.Mutex // guards everything below; held while writing to pion, a leaf lock
-	bound           bool
-	writer          webrtc.TrackLocalWriter
-	ssrc, rtxSSRC   uint32
-	pt, rtxPT       uint8
-	rtxSeq          uint16
-	waitingKeyframe bool
-	hdr             rtp.Header // scratch, reused for every write
-	rtxBuf          []byte     // a cached packet being resent
-	rtxOut          []byte     // its RTX payload
-	cache           *packetcache.Cache
+	mu            sync.Mutex // guards everything below; held while writing to pion, a leaf lock
+	bound         bool
+	writer        webrtc.TrackLocalWriter
+	ssrc, rtxSSRC uint32
+	pt, rtxPT     uint8
+	rtxSeq        uint16
+	ups           [rewrite.MaxEncodings]*UpTrack // video: the source's encodings
+	proj          *rewrite.Projector             // video only
+	layer         int                            // wanted encoding while selected
+	temporal      int                            // highest temporal layer wanted
+	hdr           rtp.Header                     // scratch, reused for every write
+	out           []byte                         // video: the rewritten packet
+	rtxBuf        []byte                         // a cached packet being resent
+	rtxOut        []byte                         // its RTX payload
+	cache         *packetcache.Cache
 }
 
-// NewDownTrack prepares up for sending to receiver; add it to the receiver's
-// subscribe connection, then to up with AddDown.
+// NewDownTrack prepares up's source for sending to receiver; add it to the
+// receiver's subscribe connection, then to up with AddDown (and to the source's
+// other encodings with Attach and AddDown).
 func NewDownTrack(up *UpTrack, receiver string) *DownTrack {
 	d := &DownTrack{
 		up:       up,
 		receiver: receiver,
 		id:       up.Kind().String() + "-" + up.Source(),
 		streamID: up.Source(),
+		temporal: 2,
 	}
 	d.selected.Store(true)
 	if up.Kind() == webrtc.RTPCodecTypeVideo {
-		d.waitingKeyframe = true
+		d.proj = rewrite.NewProjector()
+		d.ups[up.Encoding()] = up
+		d.layer = up.Encoding()
 		d.cache, _ = packetcache.New(cacheSlots, packetcache.DefaultSlotSize) // constant, valid arguments
-		d.rtxBuf = make([]byte, 0, 1500)
-		d.rtxOut = make([]byte, 1502)
+		d.out = make([]byte, packetcache.DefaultSlotSize)
+		d.rtxBuf = make([]byte, 0, packetcache.DefaultSlotSize)
+		d.rtxOut = make([]byte, packetcache.DefaultSlotSize+2)
+		d.retargetLocked()
 	}
 	return d
 }
@@ -67,19 +81,104 @@ func (d *DownTrack) Up() *UpTrack { return d.up }
 func (d *DownTrack) Receiver() string { return d.receiver }
 
 // SetSelected turns forwarding of video on or off (audio is always forwarded).
-// Turning it on waits for a keyframe, so the receiver never gets undecodable frames.
+// Turning it on resumes at the next keyframe, so the receiver never gets
+// undecodable frames.
 func (d *DownTrack) SetSelected(on bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.selected.Load() == on {
 		return
 	}
-	// Arm the gate before accept can see on, or a packet in between would pass
-	// write ungated: a delta frame after a gap, undecodable to the receiver.
-	if on {
-		d.waitingKeyframe = d.cache != nil
-	}
 	d.selected.Store(on)
+	d.retargetLocked()
+}
+
+// SetLayer sets the encoding (0 = lowest) and highest temporal layer this receiver
+// should get; a different encoding is switched to at its next keyframe.
+func (d *DownTrack) SetLayer(encoding, temporal int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.proj == nil || encoding == d.layer && temporal == d.temporal {
+		return
+	}
+	d.layer, d.temporal = encoding, temporal
+	d.retargetLocked()
+}
+
+// Layers reports the wanted encoding and the one being forwarded (-1: none yet).
+func (d *DownTrack) Layers() (target, current int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.proj == nil {
+		return -1, -1
+	}
+	return d.layer, d.proj.Current()
+}
+
+// Attach adds another encoding of the source (simulcast).
+func (d *DownTrack) Attach(up *UpTrack) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.proj != nil {
+		d.ups[up.Encoding()] = up
+	}
+}
+
+// Detach removes an encoding that ended and reports how many remain.
+func (d *DownTrack) Detach(up *UpTrack) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.proj == nil {
+		return 0
+	}
+	if d.ups[up.Encoding()] == up {
+		d.ups[up.Encoding()] = nil
+		d.proj.EncodingStopped(up.Encoding())
+		d.retargetLocked()
+	}
+	n := 0
+	for _, u := range d.ups {
+		if u != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// EncodingStopped tells the projection that an encoding no longer sends (the
+// sender disabled it), so it switches to the target at its next keyframe at once.
+func (d *DownTrack) EncodingStopped(encoding int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.proj != nil {
+		d.proj.EncodingStopped(encoding)
+		d.retargetLocked()
+	}
+}
+
+// retargetLocked pushes the selection and layer into the projection and updates
+// which encodings accept lets through.
+func (d *DownTrack) retargetLocked() {
+	if d.proj == nil {
+		return
+	}
+	target := -1
+	if d.selected.Load() {
+		target = d.layer
+	}
+	d.proj.SetTarget(target, d.temporal)
+	d.updateAcceptsLocked()
+}
+
+func (d *DownTrack) updateAcceptsLocked() {
+	var mask uint32
+	if cur := d.proj.Current(); cur >= 0 {
+		mask |= 1 << cur
+	}
+	if d.selected.Load() {
+		mask |= 1 << d.layer
+	}
+	d.accepts.Store(mask)
 }
 
 // ID implements webrtc.TrackLocal.
@@ -142,32 +241,46 @@ func findRTX(codecs []webrtc.RTPCodecParameters, apt webrtc.PayloadType) uint8 {
 }
 
 // accept is thesis Algorithm 1's decision for this destination; it never modifies p.
-// Audio always goes through; video only while selected.
-func (d *DownTrack) accept(*Packet) bool {
-	return d.up.Kind() == webrtc.RTPCodecTypeAudio || d.selected.Load()
+// Audio always goes through; video only while selected, and only the encodings
+// being forwarded or switched to.
+func (d *DownTrack) accept(p *Packet) bool {
+	if d.proj == nil {
+		return true
+	}
+	return d.accepts.Load()&(1<<p.Encoding) != 0
 }
 
-// write is the send pipeline for one packet: keyframe gate, header rewrite, cache,
-// hand to pion (SRTP). It reports whether the packet was sent, and whether the
-// destination is waiting for a keyframe the sender should be asked for.
-func (d *DownTrack) write(p *Packet) (sent, wantKeyframe bool) {
+// write is the send pipeline for one packet: projection (keyframe gate, layer
+// switch, rewrite), cache, hand to pion (SRTP). It reports whether the packet was
+// sent, and the encoding that should be asked for a keyframe (nil: none).
+func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.bound {
-		return false, false
+		return false, nil
 	}
-	if d.waitingKeyframe {
-		if !p.Keyframe {
-			return false, true
+	if d.proj == nil {
+		d.fillHeader(p)
+		_, err := d.writer.WriteRTP(&d.hdr, p.Payload)
+		return err == nil, nil
+	}
+	out, forward := d.proj.Project(p.Arrival, p.Encoding, &p.Header, &p.VP8, p.Keyframe)
+	d.updateAcceptsLocked()
+	if !forward {
+		if enc, ok := d.proj.WantsKeyframe(); ok {
+			return false, d.ups[enc]
 		}
-		d.waitingKeyframe = false
+		return false, nil
+	}
+	pkt := d.out[:copy(d.out, p.Buf)]
+	if rewrite.Apply(pkt, &p.Header, out) != nil {
+		return false, nil
 	}
 	d.fillHeader(p)
-	if d.cache != nil {
-		_ = d.cache.Store(p.Header.SequenceNumber, p.Buf, p.Arrival)
-	}
-	_, err := d.writer.WriteRTP(&d.hdr, p.Payload)
-	return err == nil, false
+	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
+	_ = d.cache.Store(out.SequenceNumber, pkt, p.Arrival)
+	_, err := d.writer.WriteRTP(&d.hdr, pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
+	return err == nil, nil
 }
 
 // fillHeader rewrites what differs per destination (SSRC, payload type) and drops the

@@ -216,7 +216,11 @@ var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 func feed(t testing.TB, up *UpTrack, raw []byte, at time.Time) {
 	t.Helper()
 	var pkt Packet
-	if !up.parse(raw, &pkt, up.Kind() == webrtc.RTPCodecTypeVideo) {
+	video := up.Kind() == webrtc.RTPCodecTypeVideo
+	if !up.parse(raw, &pkt, video) {
+		if video && !up.wanted() {
+			return // nobody forwards this encoding: dropped early, by design
+		}
 		t.Fatalf("packet dropped by parse: % x", raw)
 	}
 	pkt.Arrival = at

@@ -63,10 +63,14 @@ func TestNACKAnsweredWithRTX(t *testing.T) {
 		t.Errorf("NACKs %d retransmissions %d, want 4 and 4", s.NACKs.Load(), s.Retransmissions.Load())
 	}
 
-	// Forwarding goes on with the media SSRC, unaffected by the RTX state.
+	// Forwarding goes on with the media SSRC, unaffected by the RTX state. (The
+	// projection keeps the timestamp continuous across the sender's jump to 99.)
 	feed(t, up, rtpPacket(t, srcVideoSSRC, srcVideoPT, 11, 99, true, vp8Delta), t0.Add(3*time.Second))
 	last := rec.packets()[4]
-	checkHeader(t, last.hdr, rtp.Header{Version: 2, Marker: true, PayloadType: 96, SequenceNumber: 11, Timestamp: 99, SSRC: 0xA})
+	checkHeader(t, last.hdr, rtp.Header{Version: 2, Marker: true, PayloadType: 96, SequenceNumber: 11, Timestamp: last.hdr.Timestamp, SSRC: 0xA})
+	if last.hdr.Timestamp <= orig[10].hdr.Timestamp {
+		t.Errorf("timestamp went back: %d after %d", last.hdr.Timestamp, orig[10].hdr.Timestamp)
+	}
 }
 
 func TestNACKAnsweredPlainWithoutRTX(t *testing.T) {

@@ -15,4 +15,6 @@ type Packet struct {
 	Payload  []byte // without padding
 	Keyframe bool   // start of a VP8 keyframe
 	Arrival  time.Time
+	Encoding int                 // simulcast encoding (0 = lowest; 0 without simulcast)
+	VP8      media.VP8Descriptor // video only
 }

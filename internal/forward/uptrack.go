@@ -29,6 +29,10 @@ type UpTrackParams struct {
 	SendKeyframeRequest func(ssrc uint32) error
 	// AudioLevelExtID is the negotiated id of the RFC 6464 header extension (0: none).
 	AudioLevelExtID uint8
+	// RID names the simulcast encoding ("" without simulcast); Encoding is its index,
+	// 0 the lowest resolution.
+	RID      string
+	Encoding int
 }
 
 // UpTrack is one stream received from a participant. One goroutine (Run) reads it and
@@ -41,7 +45,9 @@ type UpTrack struct {
 	downs atomic.Pointer[[]*DownTrack]
 	mu    sync.Mutex // serializes changes to downs (copy-on-write)
 
-	vp8                 media.VP8Descriptor // scratch of the reader goroutine
+	lastArrival         atomic.Int64 // unix nanos of the newest packet
+	size                atomic.Uint32 // width<<16 | height from the newest keyframe
+	rate                rateMeter
 	levels              LevelRing           // audio levels for the speaker detector
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
@@ -162,9 +168,25 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 		return false
 	}
 	pkt.Arrival = time.Now()
+	u.lastArrival.Store(pkt.Arrival.UnixNano())
+	u.rate.add(pkt.Arrival, len(raw))
+	pkt.Encoding = u.p.Encoding
 	pkt.Keyframe = false
-	if video && media.ParseVP8(pkt.Payload, &u.vp8) == nil {
-		pkt.Keyframe = u.vp8.IsKeyframe()
+	if video {
+		// Nobody forwards this encoding: drop it before any codec work.
+		if !u.wanted() {
+			return false
+		}
+		if media.ParseVP8(pkt.Payload, &pkt.VP8) != nil {
+			u.stats.Malformed.Add(1)
+			return false
+		}
+		pkt.Keyframe = pkt.VP8.IsKeyframe()
+		if pkt.Keyframe {
+			if w, h, ok := media.VP8KeyframeSize(pkt.Payload, &pkt.VP8); ok {
+				u.size.Store(uint32(w)<<16 | uint32(h))
+			}
+		}
 	}
 	if !video && u.p.AudioLevelExtID != 0 {
 		// No level in a packet is no observation: the detector counts gaps as silence.
@@ -183,19 +205,52 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 // forward is the selective-forwarding step (thesis Algorithm 1): each destination
 // decides with accept, which never modifies the packet.
 func (u *UpTrack) forward(pkt *Packet) {
-	wantKeyframe := false
+	var askKeyframe *UpTrack
 	for _, d := range *u.downs.Load() {
 		if !d.accept(pkt) {
 			continue
 		}
-		sent, want := d.write(pkt)
+		sent, ask := d.write(pkt)
 		if sent {
 			u.stats.Forwarded.Add(1)
 		}
-		wantKeyframe = wantKeyframe || want
+		if ask != nil {
+			askKeyframe = ask
+		}
 	}
-	// Asked outside the destinations' locks; RequestKeyframe aggregates.
-	if wantKeyframe {
-		u.RequestKeyframe(pkt.Arrival)
+	// Asked outside the destinations' locks; RequestKeyframe aggregates requests.
+	if askKeyframe != nil {
+		askKeyframe.RequestKeyframe(pkt.Arrival)
 	}
 }
+
+// wanted reports whether some destination accepts this encoding now.
+func (u *UpTrack) wanted() bool {
+	bit := uint32(1) << u.p.Encoding
+	for _, d := range *u.downs.Load() {
+		if d.accepts.Load()&bit != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Encoding is the simulcast encoding index (0 = lowest; 0 without simulcast).
+func (u *UpTrack) Encoding() int { return u.p.Encoding }
+
+// RID is the simulcast encoding's name ("" without simulcast).
+func (u *UpTrack) RID() string { return u.p.RID }
+
+// Active reports whether a packet arrived within window before now.
+func (u *UpTrack) Active(now time.Time, window time.Duration) bool {
+	return now.UnixNano()-u.lastArrival.Load() < int64(window)
+}
+
+// Size is the frame size of the newest keyframe (0, 0 before the first).
+func (u *UpTrack) Size() (width, height int) {
+	v := u.size.Load()
+	return int(v >> 16), int(v & 0xffff)
+}
+
+// Bitrate is the received bitrate over the last second, in bits per second.
+func (u *UpTrack) Bitrate(now time.Time) int { return u.rate.bitrate(now) }

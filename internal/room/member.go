@@ -5,6 +5,7 @@ package room
 
 import (
 	"github.com/podium-sfu/podium/internal/algo/lastn"
+	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -34,5 +35,7 @@ type member struct {
 	forwarded     []lastn.ID // the selection last told to the client
 	forwardedN    int
 	toldForwarded bool
-	paused        bool // told to stop sending video
+	paused        bool                   // told to stop sending video
+	layersSent    []string               // simulcast RIDs last told to keep sending
+	constraints   map[string]layers.Want // how this member shows each source
 }

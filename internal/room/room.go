@@ -5,7 +5,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/podium-sfu/podium/internal/algo/lastn"
+	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/algo/speaker"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -22,14 +25,15 @@ type Room struct {
 
 // state is owned by the room loop.
 type state struct {
-	members  map[string]*member
-	joins    int
-	settings Settings
-	onStage  []string
-	detector *speaker.Detector
-	order    lastn.Order // speaker order L, on-stage on top
-	dominant string
-	levels   []forward.AudioLevel // scratch for draining level rings
+	members    map[string]*member
+	joins      int
+	settings   Settings
+	onStage    []string
+	detector   *speaker.Detector
+	order      lastn.Order // speaker order L, on-stage on top
+	dominant   string
+	levels     []forward.AudioLevel // scratch for draining level rings
+	nextLayers time.Time            // when maintainLayers is due
 }
 
 func newRoom(name string, settings Settings) *Room {
@@ -39,6 +43,8 @@ func newRoom(name string, settings Settings) *Room {
 		settings: settings,
 		onStage:  []string{},
 		detector: speaker.New(speaker.DefaultConfig()),
+		// Zero would read as "nothing due" in nextTick.
+		nextLayers: time.Now().Add(layersInterval),
 	}
 	return r
 }
@@ -95,7 +101,8 @@ func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
 			resumed = true
 		}
 		s.joins++
-		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1}
+		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1,
+			constraints: map[string]layers.Want{}}
 		for _, o := range s.sorted() {
 			others = append(others, o.info)
 			for _, up := range o.ups {
@@ -238,7 +245,17 @@ func (s *state) roomState() signal.RoomState {
 	return signal.RoomState{LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage)}
 }
 
+// subscribe sends up to a member: a new track, or for another simulcast encoding of
+// a video it already receives, one more input of the same DownTrack.
 func (s *state) subscribe(to *member, up *forward.UpTrack) {
+	if up.Kind() == webrtc.RTPCodecTypeVideo {
+		if d, ok := to.videoDowns()[up.Source()]; ok {
+			d.Attach(up)
+			to.downs[up] = d
+			up.AddDown(d)
+			return
+		}
+	}
 	d := forward.NewDownTrack(up, to.info.ID)
 	// Video starts switched off; reselect switches on what the receiver's Last N picks.
 	d.SetSelected(false)
@@ -253,7 +270,9 @@ func (s *state) unpublish(pub *member, up *forward.UpTrack) {
 		if d, ok := o.downs[up]; ok {
 			delete(o.downs, up)
 			up.RemoveDown(d)
-			o.m.RemoveDownTrack(d)
+			if up.Kind() == webrtc.RTPCodecTypeAudio || d.Detach(up) == 0 {
+				o.m.RemoveDownTrack(d)
+			}
 		}
 	}
 }

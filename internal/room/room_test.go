@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pion/webrtc/v4"
 
@@ -32,7 +33,11 @@ func (f *fakeMember) Send(typ string, body any) {
 	f.msgs = append(f.msgs, typ+" "+string(b))
 	f.mu.Unlock()
 }
-func (f *fakeMember) AddDownTrack(d *forward.DownTrack) { f.mu.Lock(); f.downs[d] = true; f.mu.Unlock() }
+func (f *fakeMember) AddDownTrack(d *forward.DownTrack) {
+	f.mu.Lock()
+	f.downs[d] = true
+	f.mu.Unlock()
+}
 func (f *fakeMember) RemoveDownTrack(d *forward.DownTrack) {
 	f.mu.Lock()
 	delete(f.downs, d)
@@ -261,4 +266,17 @@ func TestEffectiveN(t *testing.T) {
 			t.Errorf("effectiveN(%d, %d) = %d, want %d", c.room, c.want, got, c.got)
 		}
 	}
+}
+
+// The room loop must always have a next tick while it has members: layer
+// maintenance and speaker decisions run on it.
+func TestRoomAlwaysSchedulesATick(t *testing.T) {
+	f := newFixture(t, DefaultSettings())
+	f.join("a", true)
+	f.room.do(func(s *state) {
+		next := s.nextTick()
+		if next.IsZero() || time.Until(next) > layersInterval {
+			t.Errorf("next tick %v (in %v), want within %v", next, time.Until(next), layersInterval)
+		}
+	})
 }

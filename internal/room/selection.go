@@ -55,9 +55,22 @@ func (s *state) reselect(now time.Time) {
 			entered[m.info.ID] = true
 		}
 	}
+	s.maintainLayers(now)
+	// One request per newly needed source, to each encoding some receiver targets.
 	for id := range entered {
-		if m, ok := s.members[id]; ok && m.video() != nil {
-			m.video().RequestKeyframe(now)
+		m, ok := s.members[id]
+		if !ok {
+			continue
+		}
+		ups := m.videoUps()
+		asked := [len(ups)]bool{}
+		for _, o := range s.members {
+			if d, ok := o.videoDowns()[id]; ok && d.Selected() {
+				if target, _ := d.Layers(); target >= 0 && target < len(ups) && ups[target] != nil && !asked[target] {
+					asked[target] = true
+					ups[target].RequestKeyframe(now)
+				}
+			}
 		}
 	}
 }

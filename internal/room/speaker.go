@@ -7,10 +7,22 @@ import (
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
-// tick feeds the audio levels gathered since the last call to the dominant speaker
+// tick runs what is due: layer maintenance and the speaker decision.
+func (s *state) tick() {
+	now := time.Now()
+	if !now.Before(s.nextLayers) {
+		s.maintainLayers(now)
+		s.nextLayers = now.Add(layersInterval)
+	}
+	if next := s.detector.NextTimeout(); !next.IsZero() && !now.Before(next) {
+		s.decideSpeaker()
+	}
+}
+
+// decideSpeaker feeds the audio levels gathered since the last call to the dominant speaker
 // detector and applies its decision. The levels are drained before reading the clock,
 // so the detector never sees a level newer than its decision time.
-func (s *state) tick() {
+func (s *state) decideSpeaker() {
 	for _, m := range s.members {
 		up := m.audio()
 		if up == nil {
@@ -35,4 +47,10 @@ func (s *state) tick() {
 }
 
 // nextTick is when the loop must call tick; zero means not until something changes.
-func (s *state) nextTick() time.Time { return s.detector.NextTimeout() }
+func (s *state) nextTick() time.Time {
+	next := s.detector.NextTimeout()
+	if len(s.members) > 0 && (next.IsZero() || s.nextLayers.Before(next)) {
+		next = s.nextLayers
+	}
+	return next
+}

@@ -92,6 +92,8 @@ func (s *Session) handle(msg signal.Incoming) error {
 		s.room.Unpin(s, msg.Pin.ID)
 	case signal.TypeSetLastN:
 		s.room.SetLastN(s, msg.LastN.N)
+	case signal.TypeConstraints:
+		s.room.SetConstraints(s, msg.Constraints.Videos)
 	case signal.TypeRoomSettings:
 		s.room.UpdateSettings(msg.Settings.LastN, msg.Settings.OnStage)
 	case signal.TypePing:

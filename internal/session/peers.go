@@ -63,6 +63,8 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 			return pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
 		},
 		AudioLevelExtID: levelExt,
+		RID:             track.RID(),
+		Encoding:        encodingIndex(track.RID()),
 	})
 	s.goOwned(func() {
 		up.ReadFeedback(func(b []byte) (int, error) {
@@ -75,6 +77,19 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 		up.Run()
 		s.room.Unpublish(s, up)
 	})
+}
+
+// encodingIndex maps a simulcast RID to its place from lowest (0) to highest
+// resolution; our client uses q/h/f, other common spellings are accepted.
+func encodingIndex(rid string) int {
+	switch rid {
+	case "h", "m", "mid", "1":
+		return 1
+	case "f", "hi", "high", "2":
+		return 2
+	default: // "", "q", "l", "low", "0"
+		return 0
+	}
 }
 
 func (s *Session) handleOffer(m *signal.SDP) error {

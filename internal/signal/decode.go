@@ -9,15 +9,16 @@ import (
 
 // Incoming is one decoded client message: Type plus exactly one non-nil body.
 type Incoming struct {
-	Type      string
-	Join      *Join
-	SDP       *SDP
-	Candidate *TrickleCandidate
-	Mute      *Mute
-	Ping      *Ping
-	Pin       *PinTarget // pin and unpin
-	LastN     *SetLastN
-	Settings  *RoomSettings
+	Type        string
+	Join        *Join
+	SDP         *SDP
+	Candidate   *TrickleCandidate
+	Mute        *Mute
+	Ping        *Ping
+	Pin         *PinTarget // pin and unpin
+	LastN       *SetLastN
+	Settings    *RoomSettings
+	Constraints *Constraints
 }
 
 // Decode parses and validates one client frame. Errors are *ProtocolError: fatal for
@@ -59,6 +60,9 @@ func Decode(frame []byte) (Incoming, error) {
 	case TypeRoomSettings:
 		in.Settings = &RoomSettings{}
 		body = in.Settings
+	case TypeConstraints:
+		in.Constraints = &Constraints{}
+		body = in.Constraints
 	case TypeLeave:
 		return in, nil
 	case "":
@@ -99,6 +103,15 @@ func validate(in Incoming) error {
 		}
 		if len(in.Settings.OnStage) > maxOnStage {
 			return Errorf(CodeBadMessage, false, "room-settings: at most %d on stage", maxOnStage)
+		}
+	case in.Constraints != nil:
+		if len(in.Constraints.Videos) > maxConstraints {
+			return Errorf(CodeBadMessage, false, "constraints: at most %d videos", maxConstraints)
+		}
+		for id, c := range in.Constraints.Videos {
+			if len(id) > 64 || c.Width < 0 || c.Height < 0 || c.Width > 16384 || c.Height > 16384 {
+				return Errorf(CodeBadMessage, false, "constraints: bad entry for %q", truncate(id))
+			}
 		}
 	case in.Candidate != nil:
 		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {

@@ -48,3 +48,29 @@ type RoomState struct {
 	LastN   int      `json:"lastN"`
 	OnStage []string `json:"onStage"`
 }
+
+// Simulcast messages (docs/protocol.md).
+const (
+	TypeConstraints = "constraints"
+	TypeLayers      = "layers"
+)
+
+// maxConstraints bounds the videos one constraints message may describe.
+const maxConstraints = 256
+
+// VideoConstraint is how a receiver shows one source's video.
+type VideoConstraint struct {
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Role   string `json:"role,omitempty"` // "stage" or "thumbnail"
+}
+
+// Constraints maps source participant ids to how their videos are shown.
+type Constraints struct {
+	Videos map[string]VideoConstraint `json:"videos"`
+}
+
+// Layers lists the RIDs of a sender's simulcast encodings that someone needs.
+type Layers struct {
+	Active []string `json:"active"`
+}

@@ -1,0 +1,136 @@
+package room
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/algo/layers"
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/rewrite"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+const (
+	// layersInterval is how often layer choices are revisited: encodings start and
+	// stop, and keyframes reveal their sizes, without any message.
+	layersInterval = 500 * time.Millisecond
+	// activeWindow is how recently an encoding must have sent to count as on.
+	activeWindow = time.Second
+)
+
+// encodings describes m's simulcast encodings as the layer choice needs them.
+func (m *member) encodings(now time.Time) []layers.Encoding {
+	ups := m.videoUps()
+	n := 0
+	for i, up := range ups {
+		if up != nil {
+			n = i + 1
+		}
+	}
+	out := make([]layers.Encoding, n)
+	for i := 0; i < n; i++ {
+		if up := ups[i]; up != nil {
+			w, h := up.Size()
+			out[i] = layers.Encoding{Width: w, Height: h, Active: up.Active(now, activeWindow), Bitrate: up.Bitrate(now)}
+		}
+	}
+	return out
+}
+
+// videoUps are m's video tracks by encoding index.
+func (m *member) videoUps() [rewrite.MaxEncodings]*forward.UpTrack {
+	var ups [rewrite.MaxEncodings]*forward.UpTrack
+	for _, up := range m.ups {
+		if up.Kind() == webrtc.RTPCodecTypeVideo && up.Encoding() < len(ups) {
+			ups[up.Encoding()] = up
+		}
+	}
+	return ups
+}
+
+// videoDowns are the distinct video DownTracks m receives, by source id.
+func (m *member) videoDowns() map[string]*forward.DownTrack {
+	out := map[string]*forward.DownTrack{}
+	for up, d := range m.downs {
+		if up.Kind() == webrtc.RTPCodecTypeVideo {
+			out[up.Source()] = d
+		}
+	}
+	return out
+}
+
+// maintainLayers picks every receiver's encoding of every source it receives, tells
+// senders which encodings are needed, and notices encodings that stopped.
+func (s *state) maintainLayers(now time.Time) {
+	needed := map[string][]bool{} // publisher → encodings someone needs
+	for _, m := range s.members {
+		for source, d := range m.videoDowns() {
+			pub, ok := s.members[source]
+			if !ok {
+				continue
+			}
+			encs := pub.encodings(now)
+			want := m.constraints[source]
+			choice := layers.Choose(encs, want, 0)
+			if choice.Encoding < 0 {
+				continue
+			}
+			d.SetLayer(choice.Encoding, choice.MaxTemporal)
+			_, current := d.Layers()
+			if current >= 0 && current < len(encs) && !encs[current].Active {
+				d.EncodingStopped(current)
+				current = -1
+			}
+			if !d.Selected() {
+				continue
+			}
+			// The sender must keep what the receiver should get, and what it gets
+			// now until the switch completes at a keyframe.
+			all := slices.Clone(encs)
+			for i := range all {
+				all[i].Active = true
+			}
+			mark := needed[source]
+			if mark == nil {
+				mark = make([]bool, len(encs))
+				needed[source] = mark
+			}
+			mark[layers.Choose(all, want, 0).Encoding] = true
+			if current >= 0 && current < len(mark) {
+				mark[current] = true
+			}
+		}
+	}
+	for id, pub := range s.members {
+		ups := pub.videoUps()
+		if ups[0] == nil || ups[0].RID() == "" || pub.paused {
+			continue // no simulcast, or paused altogether
+		}
+		active := []string{}
+		for i, on := range needed[id] {
+			if on && ups[i] != nil {
+				active = append(active, ups[i].RID())
+			}
+		}
+		if len(active) > 0 && !slices.Equal(active, pub.layersSent) {
+			pub.layersSent = active
+			pub.m.Send(signal.TypeLayers, signal.Layers{Active: active})
+		}
+	}
+}
+
+// SetConstraints records how m shows the videos it receives.
+func (r *Room) SetConstraints(m Member, videos map[string]signal.VideoConstraint) {
+	r.do(func(s *state) {
+		cur, ok := s.current(m)
+		if !ok {
+			return
+		}
+		for id, c := range videos {
+			cur.constraints[id] = layers.Want{Width: c.Width, Height: c.Height}
+		}
+		s.maintainLayers(time.Now())
+	})
+}
