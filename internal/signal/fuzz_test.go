@@ -56,7 +56,7 @@ func checkBodies(t *testing.T, in Incoming) {
 	want := map[string]string{
 		TypeJoin: "Join", TypeOffer: "SDP", TypeAnswer: "SDP", TypeCandidate: "TrickleCandidate",
 		TypeMute: "Mute", TypePing: "Ping", TypePin: "PinTarget", TypeUnpin: "PinTarget",
-		TypeSetLastN: "SetLastN", TypeRoomSettings: "RoomSettings", TypeLeave: "",
+		TypeSetLastN: "SetLastN", TypeRoomSettings: "RoomSettings", TypeConstraints: "Constraints", TypeLeave: "",
 	}
 	body, known := want[in.Type]
 	if !known {
