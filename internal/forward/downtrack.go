@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
@@ -47,6 +48,9 @@ type DownTrack struct {
 	rtxBuf        []byte                         // a cached packet being resent
 	rtxOut        []byte                         // its RTX payload
 	cache         *packetcache.Cache
+	writeRTCP     func([]rtcp.Packet) error // the receiver connection's, for sender reports
+	sentPackets   uint32
+	sentOctets    uint32 // payload bytes, as sender reports count them
 }
 
 // NewDownTrack prepares up's source for sending to receiver; add it to the
@@ -262,6 +266,7 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	if d.proj == nil {
 		d.fillHeader(p)
 		_, err := d.writer.WriteRTP(&d.hdr, p.Payload)
+		d.countSentLocked(len(p.Payload))
 		return err == nil, nil
 	}
 	out, forward := d.proj.Project(p.Arrival, p.Encoding, &p.Header, &p.VP8, p.Keyframe)
@@ -280,7 +285,13 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
 	_ = d.cache.Store(out.SequenceNumber, pkt, p.Arrival)
 	_, err := d.writer.WriteRTP(&d.hdr, pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
+	d.countSentLocked(p.Header.PayloadEnd - p.Header.PayloadOffset)
 	return err == nil, nil
+}
+
+func (d *DownTrack) countSentLocked(payload int) {
+	d.sentPackets++
+	d.sentOctets += uint32(payload)
 }
 
 // fillHeader rewrites what differs per destination (SSRC, payload type) and drops the

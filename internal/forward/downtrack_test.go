@@ -337,4 +337,3 @@ func TestRunReadsUntilError(t *testing.T) {
 func rtxPayload(seq uint16, payload []byte) []byte {
 	return append(binary.BigEndian.AppendUint16(nil, seq), payload...)
 }
-

@@ -50,7 +50,11 @@ func (u *UpTrack) ReadFeedback(read func([]byte) (int, error)) {
 		}
 		for _, p := range pkts {
 			if sr, ok := p.(*rtcp.SenderReport); ok && sr.SSRC == u.ssrc {
-				u.sr.set(SenderReport{NTPTime: sr.NTPTime, RTPTime: sr.RTPTime, At: time.Now()})
+				report := SenderReport{NTPTime: sr.NTPTime, RTPTime: sr.RTPTime, At: time.Now()}
+				u.sr.set(report)
+				for _, d := range *u.downs.Load() {
+					d.relaySenderReport(report, u.p.Encoding)
+				}
 			}
 		}
 	}

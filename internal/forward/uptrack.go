@@ -45,10 +45,10 @@ type UpTrack struct {
 	downs atomic.Pointer[[]*DownTrack]
 	mu    sync.Mutex // serializes changes to downs (copy-on-write)
 
-	lastArrival         atomic.Int64 // unix nanos of the newest packet
+	lastArrival         atomic.Int64  // unix nanos of the newest packet
 	size                atomic.Uint32 // width<<16 | height from the newest keyframe
 	rate                rateMeter
-	levels              LevelRing           // audio levels for the speaker detector
+	levels              LevelRing // audio levels for the speaker detector
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats

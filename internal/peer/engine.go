@@ -174,16 +174,11 @@ func publishInterceptors(m *webrtc.MediaEngine, r *interceptor.Registry) error {
 	return webrtc.ConfigureTWCCSenderWithOptions(m, r, twcc.SendInterval(50e6))
 }
 
-// subscribeInterceptors: on media we send, pion emits sender reports; NACKs are
-// answered by our own per-destination cache (forward.DownTrack), not an interceptor.
-func subscribeInterceptors(_ *webrtc.MediaEngine, r *interceptor.Registry) error {
-	sr, err := report.NewSenderInterceptor()
-	if err != nil {
-		return err
-	}
-	r.Add(sr)
-	return nil
-}
+// subscribeInterceptors: none. On media we send, sender reports are the senders'
+// own, translated by forward.DownTrack (pion's would describe the SFU's clock, not
+// the capture timeline lip sync needs), and NACKs are answered from the
+// DownTrack's cache.
+func subscribeInterceptors(*webrtc.MediaEngine, *interceptor.Registry) error { return nil }
 
 func newAPI(settings webrtc.SettingEngine, configure interceptorSet) (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}

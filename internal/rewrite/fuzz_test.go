@@ -10,10 +10,11 @@ func FuzzProjector(f *testing.F) {
 	// More seeds, by scenario, in testdata/fuzz/FuzzProjector.
 	f.Add(uint64(1), []byte{})
 	f.Fuzz(func(t *testing.T, seed uint64, script []byte) {
-		if len(script) > 900 {
-			script = script[:900]
+		// 180 frames (6 s) use about 50 operations.
+		if len(script) > 240 {
+			script = script[:240]
 		}
-		tr := genTrace(seed, 240, script)
+		tr := genTrace(seed, 180, script)
 		checkTrace(t, tr, runTrace(tr))
 	})
 }

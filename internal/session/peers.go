@@ -181,6 +181,7 @@ func (s *Session) addDown(d *forward.DownTrack) {
 		return
 	}
 	s.senders[d] = sender
+	d.SetRTCPWriter(s.sub.WriteRTCP)
 	s.goOwned(func() {
 		d.ReadFeedback(func(b []byte) (int, error) {
 			n, _, err := sender.Read(b)
