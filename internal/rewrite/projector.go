@@ -199,7 +199,7 @@ func (p *Projector) start(now time.Time, encoding int, in *packet) {
 			pid = p.frames.next()
 		}
 		tl0 = p.topTL0 + 1
-		key = p.topKey
+		key = p.topKey + 1
 	}
 	p.seq.reset(in.seq, seq)
 	p.tsOffset = ts - in.ts

@@ -4,6 +4,8 @@
 package room
 
 import (
+	"time"
+
 	"github.com/podium-sfu/podium/internal/algo/lastn"
 	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
@@ -21,6 +23,8 @@ type Member interface {
 	RemoveDownTrack(d *forward.DownTrack)
 	// Replaced tells a session that a resumed session took over its participant id.
 	Replaced()
+	// RTT is the latest round-trip time of its publish and subscribe connections.
+	RTT() (publish, subscribe time.Duration)
 }
 
 type member struct {

@@ -34,6 +34,7 @@ type state struct {
 	dominant   string
 	levels     []forward.AudioLevel // scratch for draining level rings
 	nextLayers time.Time            // when maintainLayers is due
+	keyframes  []keyframeAt         // preemptive keyframe requests not yet due
 }
 
 func newRoom(name string, settings Settings) *Room {

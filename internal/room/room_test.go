@@ -20,6 +20,7 @@ type fakeMember struct {
 	msgs     []string // "type {json}"
 	downs    map[*forward.DownTrack]bool
 	replaced bool
+	rtt      time.Duration
 }
 
 func newFake(id string) *fakeMember {
@@ -44,6 +45,9 @@ func (f *fakeMember) RemoveDownTrack(d *forward.DownTrack) {
 	f.mu.Unlock()
 }
 func (f *fakeMember) Replaced() { f.mu.Lock(); f.replaced = true; f.mu.Unlock() }
+func (f *fakeMember) RTT() (time.Duration, time.Duration) {
+	return f.rtt, f.rtt
+}
 
 func (f *fakeMember) last(typ string) (string, bool) {
 	f.mu.Lock()
@@ -277,6 +281,32 @@ func TestRoomAlwaysSchedulesATick(t *testing.T) {
 		next := s.nextTick()
 		if next.IsZero() || time.Until(next) > layersInterval {
 			t.Errorf("next tick %v (in %v), want within %v", next, time.Until(next), layersInterval)
+		}
+	})
+}
+
+// A new dominant speaker's top encoding is asked for a keyframe after
+// max(receiver RTT) − sender RTT + 10 ms.
+func TestPreemptiveKeyframeTiming(t *testing.T) {
+	f := newFixture(t, DefaultSettings())
+	a := f.join("a", true)
+	b := f.join("b", false)
+	c := f.join("c", false)
+	a.rtt, b.rtt, c.rtt = 30*time.Millisecond, 50*time.Millisecond, 130*time.Millisecond
+	now := time.Now().Add(time.Second) // clear of the join's own request, which aggregation would merge
+	before := *f.requests["a"]
+	f.room.do(func(s *state) {
+		s.preemptKeyframe(now, "a")
+		if got, want := s.nextKeyframe().Sub(now), 110*time.Millisecond; got != want {
+			t.Errorf("scheduled after %v, want %v", got, want)
+		}
+		s.sendDueKeyframes(now.Add(100 * time.Millisecond))
+		if *f.requests["a"] != before {
+			t.Error("sent before it was due")
+		}
+		s.sendDueKeyframes(now.Add(110 * time.Millisecond))
+		if *f.requests["a"] != before+1 || len(s.keyframes) != 0 {
+			t.Errorf("requests %d, pending %d; want one sent, none pending", *f.requests["a"]-before, len(s.keyframes))
 		}
 	})
 }

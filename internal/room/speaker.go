@@ -17,6 +17,7 @@ func (s *state) tick() {
 	if next := s.detector.NextTimeout(); !next.IsZero() && !now.Before(next) {
 		s.decideSpeaker()
 	}
+	s.sendDueKeyframes(time.Now())
 }
 
 // decideSpeaker feeds the audio levels gathered since the last call to the dominant speaker
@@ -41,6 +42,7 @@ func (s *state) decideSpeaker() {
 	s.dominant = string(ev.Dominant)
 	if ev.Dominant != "" {
 		s.order.Promote(lastnID(s.dominant))
+		s.preemptKeyframe(now, s.dominant)
 	}
 	s.broadcast(nil, signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
 	s.reselect(now)
@@ -49,8 +51,10 @@ func (s *state) decideSpeaker() {
 // nextTick is when the loop must call tick; zero means not until something changes.
 func (s *state) nextTick() time.Time {
 	next := s.detector.NextTimeout()
-	if len(s.members) > 0 && (next.IsZero() || s.nextLayers.Before(next)) {
-		next = s.nextLayers
+	for _, t := range []time.Time{s.nextLayers, s.nextKeyframe()} {
+		if len(s.members) > 0 && !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
 	}
 	return next
 }

@@ -52,6 +52,8 @@ type Session struct {
 	welcomed bool
 	early    [][]byte // messages from the room that raced ahead of welcome
 
+	rtt rtts
+
 	// Owned by the loop.
 	id, name string
 	room     *room.Room

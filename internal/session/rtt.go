@@ -1,0 +1,51 @@
+package session
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+)
+
+// rttInterval is how often the connections' round-trip times are sampled.
+const rttInterval = 2 * time.Second
+
+// rtts holds the latest round-trip times of both connections, from ICE consent
+// checks (STUN), which run whether or not media flows.
+type rtts struct {
+	publish, subscribe atomic.Int64 // nanoseconds
+}
+
+// RTT implements room.Member.
+func (s *Session) RTT() (publish, subscribe time.Duration) {
+	return time.Duration(s.rtt.publish.Load()), time.Duration(s.rtt.subscribe.Load())
+}
+
+// sampleRTT updates the round-trip times until the session ends.
+func (s *Session) sampleRTT() {
+	tick := time.NewTicker(rttInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+			if d, ok := pairRTT(s.pub); ok {
+				s.rtt.publish.Store(int64(d))
+			}
+			if d, ok := pairRTT(s.sub); ok {
+				s.rtt.subscribe.Store(int64(d))
+			}
+		}
+	}
+}
+
+// pairRTT is the current round-trip time of pc's selected candidate pair.
+func pairRTT(pc *webrtc.PeerConnection) (time.Duration, bool) {
+	for _, st := range pc.GetStats() {
+		if p, ok := st.(webrtc.ICECandidatePairStats); ok && p.Nominated && p.State == webrtc.StatsICECandidatePairStateSucceeded && p.CurrentRoundTripTime > 0 {
+			return time.Duration(p.CurrentRoundTripTime * float64(time.Second)), true
+		}
+	}
+	return 0, false
+}
