@@ -130,7 +130,7 @@ func (s *Session) join(j *signal.Join) error {
 		welcome.Participants = []signal.Participant{}
 	}
 	s.sendFirst(welcome)
-	s.goOwned(s.sampleRTT)
+	s.goIn(&s.stats, s.sampleRTT)
 	s.log.Info("joined", "name", s.name, "resumed", j.Resume != nil && s.id == j.Resume.ID)
 	return nil
 }

@@ -65,6 +65,7 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 		AudioLevelExtID: levelExt,
 		RID:             track.RID(),
 		Encoding:        encodingIndex(track.RID()),
+		Meter:           s.deps.Meter,
 	})
 	s.goOwned(func() {
 		up.ReadFeedback(func(b []byte) (int, error) {
@@ -206,10 +207,12 @@ func (s *Session) removeDown(d *forward.DownTrack) {
 // shutdown leaves the room and closes both connections; afterwards no goroutine of
 // the session starts and every callback is a no-op.
 func (s *Session) shutdown() {
+	s.cancel(errSessionEnded) // no-op when already cancelled; stops the RTT sampler
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
 	s.nego.stop()
+	s.stats.Wait() // the context is done, so the sampler is returning
 	for _, pc := range []*webrtc.PeerConnection{s.pub, s.sub} {
 		if pc != nil {
 			_ = pc.Close()

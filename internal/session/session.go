@@ -30,6 +30,8 @@ type Deps struct {
 	JoinTimeout time.Duration
 	// NegotiationTimeout bounds the wait for an answer to a subscribe offer.
 	NegotiationTimeout time.Duration
+	// Meter, when set, counts every published track's packets (benchmarks).
+	Meter *forward.Meter
 }
 
 // outQueueLen bounds the frames waiting for a slow client; overflowing closes it.
@@ -46,6 +48,7 @@ type Session struct {
 	work   *queue
 	wg     sync.WaitGroup // every goroutine the session starts
 	tracks sync.WaitGroup // the subset that forwards published tracks and calls the room
+	stats  sync.WaitGroup // the RTT sampler: pion's GetStats races with Close, so it ends first
 
 	mu       sync.Mutex // guards closing, welcomed and early against pion callbacks and the room
 	closing  bool
@@ -64,8 +67,9 @@ type Session struct {
 }
 
 var (
-	errReplaced  = errors.New("replaced by a resumed session")
-	errICEFailed = errors.New("ICE connection failed")
+	errReplaced     = errors.New("replaced by a resumed session")
+	errICEFailed    = errors.New("ICE connection failed")
+	errSessionEnded = errors.New("session ended")
 )
 
 func causeText(ctx context.Context) string {
