@@ -33,6 +33,8 @@ type UpTrackParams struct {
 	// 0 the lowest resolution.
 	RID      string
 	Encoding int
+	// Meter, when set, counts this track's packets into server-wide totals.
+	Meter *Meter
 }
 
 // UpTrack is one stream received from a participant. One goroutine (Run) reads it and
@@ -52,6 +54,7 @@ type UpTrack struct {
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
+	sampler             meterSampler // owned by the reader (Run)
 }
 
 // TrackStats are counters read by metrics and tests.
@@ -158,6 +161,9 @@ func (u *UpTrack) Run() {
 func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 	u.stats.Packets.Add(1)
 	u.stats.Bytes.Add(uint64(len(raw)))
+	if u.p.Meter != nil {
+		u.p.Meter.received(len(raw))
+	}
 	if err := media.ParseRTPHeader(raw, &pkt.Header); err != nil {
 		u.stats.Malformed.Add(1)
 		return false
@@ -206,16 +212,27 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 // decides with accept, which never modifies the packet.
 func (u *UpTrack) forward(pkt *Packet) {
 	var askKeyframe *UpTrack
+	timed := u.p.Meter != nil && u.sampler.next()
+	sent := 0
 	for _, d := range *u.downs.Load() {
 		if !d.accept(pkt) {
 			continue
 		}
-		sent, ask := d.write(pkt)
-		if sent {
-			u.stats.Forwarded.Add(1)
+		ok, ask := d.write(pkt)
+		if ok {
+			sent++
+			if timed {
+				u.p.Meter.sample(pkt.Arrival)
+			}
 		}
 		if ask != nil {
 			askKeyframe = ask
+		}
+	}
+	if sent > 0 {
+		u.stats.Forwarded.Add(uint64(sent))
+		if u.p.Meter != nil {
+			u.p.Meter.forwarded(sent, len(pkt.Payload))
 		}
 	}
 	// Asked outside the destinations' locks; RequestKeyframe aggregates requests.

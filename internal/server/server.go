@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/session"
@@ -43,6 +44,8 @@ type Server struct {
 type Options struct {
 	Client             fs.FS // the built web client
 	NegotiationTimeout time.Duration
+	// Meter, when set, counts what the server receives and forwards (benchmarks).
+	Meter *forward.Meter
 }
 
 // New opens the media and HTTP sockets; Serve starts answering.
@@ -81,6 +84,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	deps := session.Deps{
 		Engine: engine, Hub: s.hub, ResumeKey: resumeKey, Log: log,
 		JoinTimeout: 10 * time.Second, NegotiationTimeout: opts.NegotiationTimeout,
+		Meter: opts.Meter,
 	}
 	h := &web.Handler{Client: opts.Client, Log: log, Serve: func(_ context.Context, conn *websocket.Conn) {
 		s.sessions.Add(1)
