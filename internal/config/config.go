@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is everything `podium serve` can be told. The `key` tag names the YAML key
@@ -22,10 +23,23 @@ type Config struct {
 	TLSCert       string   `key:"tls-cert" help:"TLS certificate file (PEM); serves HTTPS"`
 	TLSKey        string   `key:"tls-key" help:"TLS private key file (PEM)"`
 	TLSSelfSigned bool     `key:"tls-self-signed" help:"serve HTTPS with a generated self-signed certificate"`
-	LastN         int      `key:"last-n" help:"default number of videos each participant receives (-1: unlimited)"`
-	VideoPausing  bool     `key:"video-pausing" help:"tell senders whose video nobody receives to stop sending it"`
-	LogLevel      string   `key:"log-level" help:"debug, info, warn or error"`
-	LogJSON       bool     `key:"log-json" help:"log as JSON lines"`
+	// Access control (README "Access control").
+	Dev          bool     `key:"dev" help:"development mode: rooms open to anyone without a token (the default on a loopback address without auth-keys)"`
+	AuthKeys     []string `key:"auth-keys" secret:"true" help:"token signing keys as id:secret (secret at least 32 bytes), comma-separated; joining then needs a token (podium token)"`
+	LastN        int      `key:"last-n" help:"default number of videos each participant receives (-1: unlimited)"`
+	VideoPausing bool     `key:"video-pausing" help:"tell senders whose video nobody receives to stop sending it"`
+	// Limits; 0 means unlimited where the help says so.
+	MaxRooms        int           `key:"max-rooms" help:"rooms per server (0: unlimited)"`
+	MaxParticipants int           `key:"max-participants" help:"participants per room (0: unlimited)"`
+	MaxTracks       int           `key:"max-tracks" help:"audio and video tracks one participant may publish (0: unlimited)"`
+	JoinsPerIP      int           `key:"joins-per-ip" help:"joins per client IP address per minute (0: unlimited)"`
+	SignalingRate   int           `key:"signaling-rate" help:"signaling messages per second per connection, sustained (0: unlimited)"`
+	SignalingBurst  int           `key:"signaling-burst" help:"signaling messages a connection may send in a burst above signaling-rate"`
+	MaxMessageBytes int           `key:"max-message-bytes" help:"largest signaling message accepted, in bytes"`
+	TrustProxy      bool          `key:"trust-proxy" help:"take client addresses from X-Forwarded-For (only behind a reverse proxy that sets it)"`
+	DrainTimeout    time.Duration `key:"drain-timeout" help:"on SIGTERM, how long rooms may carry on before they are closed (e.g. 30s)"`
+	LogLevel        string        `key:"log-level" help:"debug, info, warn or error"`
+	LogJSON         bool          `key:"log-json" help:"log as JSON lines"`
 }
 
 // Default is the configuration for a laptop: loopback only, fixed documented ports.
@@ -37,6 +51,15 @@ func Default() Config {
 		LastN:        8,
 		VideoPausing: true,
 		LogLevel:     "info",
+
+		MaxRooms:        1000,
+		MaxParticipants: 200,
+		MaxTracks:       4,
+		JoinsPerIP:      120,
+		SignalingRate:   20,
+		SignalingBurst:  100,
+		MaxMessageBytes: 64 << 10,
+		DrainTimeout:    30 * time.Second,
 	}
 }
 
@@ -78,6 +101,8 @@ func (c *Config) Validate() error {
 	if c.TLSSelfSigned && c.TLSCert != "" {
 		errs = append(errs, errors.New("tls-self-signed: cannot be combined with tls-cert"))
 	}
+	errs = append(errs, c.validateAccess()...)
+	errs = append(errs, c.validateLimits()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -14,43 +15,55 @@ import (
 // Load builds the configuration from defaults, then the YAML file (--config or
 // PODIUM_CONFIG), then environment variables, then flags: later sources win.
 func Load(args []string, getenv func(string) string) (Config, error) {
+	cfg, _, err := LoadSwitches(args, getenv)
+	return cfg, err
+}
+
+// Switches are the flags of `podium serve` that are not configuration.
+type Switches struct {
+	PrintConfig bool // print the effective configuration and exit
+}
+
+// LoadSwitches is Load that also returns the switches. The configuration is
+// returned even when it does not validate, so that it can be printed.
+func LoadSwitches(args []string, getenv func(string) string) (Config, Switches, error) {
+	var sw Switches
 	cfg := Default()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	path := fs.String("config", getenv("PODIUM_CONFIG"), "YAML configuration file")
+	path := fs.String("config", getenv("PODIUM_CONFIG"), "YAML configuration file (env PODIUM_CONFIG)")
+	fs.BoolVar(&sw.PrintConfig, "print-config", false, "print the effective configuration, secrets masked, and exit")
 	fields := bindFlags(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		return cfg, sw, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return cfg, sw, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	setByFlag := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { setByFlag[f.Name] = true })
 	flagValues := map[string]string{}
-	for key := range setByFlag {
-		if key != "config" {
-			flagValues[key] = fs.Lookup(key).Value.String()
+	fs.Visit(func(f *flag.Flag) {
+		if _, ok := fields[f.Name]; ok {
+			flagValues[f.Name] = f.Value.String()
 		}
-	}
+	})
 	cfg = Default()
 	if *path != "" {
 		if err := loadYAML(*path, &cfg); err != nil {
-			return cfg, err
+			return cfg, sw, err
 		}
 	}
 	for key, v := range fields {
 		if env := getenv(EnvName(key)); env != "" {
 			if err := setString(v, env); err != nil {
-				return cfg, fmt.Errorf("%s (from %s): %w", key, EnvName(key), err)
+				return cfg, sw, fmt.Errorf("%s (from %s): %w", key, EnvName(key), err)
 			}
 		}
 	}
 	for key, s := range flagValues {
 		if err := setString(fields[key], s); err != nil {
-			return cfg, fmt.Errorf("%s: %w", key, err)
+			return cfg, sw, fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	return cfg, cfg.Validate()
+	return cfg, sw, cfg.Validate()
 }
 
 // EnvName is the environment variable for a key.
@@ -81,6 +94,9 @@ func (f *fieldFlag) String() string {
 	if f.v.Kind() == reflect.Slice {
 		return strings.Join(f.v.Interface().([]string), ",")
 	}
+	if d, ok := f.v.Interface().(time.Duration); ok {
+		return d.String()
+	}
 	return fmt.Sprint(f.v.Interface())
 }
 
@@ -92,6 +108,12 @@ func setString(v reflect.Value, s string) error {
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(s)
+	case reflect.Int64: // time.Duration, the only int64 field
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 30s or 2m", s)
+		}
+		v.SetInt(int64(d))
 	case reflect.Int:
 		n, err := strconv.Atoi(s)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // env is a fake environment for Load.
@@ -49,6 +50,11 @@ func TestLoadYAML(t *testing.T) {
 	want.TLSCert, want.TLSKey = "/etc/podium/cert.pem", "/etc/podium/key.pem"
 	want.LastN, want.VideoPausing = 4, false
 	want.LogLevel, want.LogJSON = "debug", true
+	want.Dev = true
+	want.AuthKeys = []string{"2026-01:0123456789abcdef0123456789abcdef", "2025-12:fedcba9876543210fedcba9876543210"}
+	want.MaxRooms, want.MaxParticipants, want.MaxTracks, want.JoinsPerIP = 50, 25, 2, 30
+	want.SignalingRate, want.SignalingBurst, want.MaxMessageBytes = 10, 40, 32768
+	want.TrustProxy, want.DrainTimeout = true, 2*time.Minute
 	for name, load := range map[string]func() (Config, error){
 		"--config":      func() (Config, error) { return Load([]string{"--config", "testdata/podium.yaml"}, env{}.get) },
 		"-config=":      func() (Config, error) { return Load([]string{"-config=testdata/podium.yaml"}, env{}.get) },
@@ -98,7 +104,7 @@ func TestLoadPartialYAMLKeepsDefaults(t *testing.T) {
 }
 
 func TestLoadPrecedence(t *testing.T) {
-	path := writeYAML(t, "http: 0.0.0.0:1000\nudp-port: 1001\ntcp-port: 1002\nlog-level: warn\nstun: [stun:yaml]\n")
+	path := writeYAML(t, "dev: true\nhttp: 0.0.0.0:1000\nudp-port: 1001\ntcp-port: 1002\nlog-level: warn\nstun: [stun:yaml]\n")
 	environment := env{
 		"PODIUM_CONFIG":    path,
 		"PODIUM_UDP_PORT":  "2001",
@@ -119,6 +125,7 @@ func TestLoadPrecedence(t *testing.T) {
 	want.LogLevel = "debug"          // flag over env over YAML
 	want.STUN = []string{"stun:env"} // env over YAML
 	want.LogJSON = false             // flag over env
+	want.Dev = true                  // YAML only
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
 	}
@@ -212,7 +219,8 @@ func TestValidate(t *testing.T) {
 		key    string // the error names it; "" means valid
 	}{
 		{"defaults", func(*Config) {}, ""},
-		{"any address", func(c *Config) { c.HTTP = ":7880" }, ""},
+		{"any address in dev mode", func(c *Config) { c.HTTP, c.Dev = ":7880", true }, ""},
+		{"any address with keys", func(c *Config) { c.HTTP, c.AuthKeys = ":7880", []string{"k:" + testSecret} }, ""},
 		{"IPv6 address", func(c *Config) { c.HTTP = "[::1]:7880" }, ""},
 		{"ports 0 and 65535", func(c *Config) { c.UDPPort, c.TCPPort = 65535, 0 }, ""},
 		{"IPv4 and IPv6 IPs", func(c *Config) { c.PublicIPs, c.MediaIPs = []string{"203.0.113.1", "2001:db8::1"}, []string{"::1"} }, ""},
