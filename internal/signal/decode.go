@@ -19,13 +19,18 @@ type Incoming struct {
 	LastN       *SetLastN
 	Settings    *RoomSettings
 	Constraints *Constraints
+	Token       *TokenRefresh
 }
 
-// Decode parses and validates one client frame. Errors are *ProtocolError: fatal for
-// frames that cannot be understood, non-fatal for an unknown type.
-func Decode(frame []byte) (Incoming, error) {
-	if len(frame) > MaxFrameBytes {
-		return Incoming{}, Errorf(CodeTooLarge, true, "frame of %d bytes exceeds %d", len(frame), MaxFrameBytes)
+// Decode parses and validates one client frame of at most MaxFrameBytes. Errors
+// are *ProtocolError: fatal for frames that cannot be understood, non-fatal for an
+// unknown type.
+func Decode(frame []byte) (Incoming, error) { return DecodeMax(frame, MaxFrameBytes) }
+
+// DecodeMax is Decode with another bound on the frame size (max-message-bytes).
+func DecodeMax(frame []byte, maxBytes int) (Incoming, error) {
+	if len(frame) > maxBytes {
+		return Incoming{}, Errorf(CodeTooLarge, true, "frame of %d bytes exceeds %d", len(frame), maxBytes)
 	}
 	var head struct {
 		Type string `json:"type"`
@@ -63,6 +68,9 @@ func Decode(frame []byte) (Incoming, error) {
 	case TypeConstraints:
 		in.Constraints = &Constraints{}
 		body = in.Constraints
+	case TypeToken:
+		in.Token = &TokenRefresh{}
+		body = in.Token
 	case TypeLeave:
 		return in, nil
 	case "":
@@ -113,6 +121,10 @@ func validate(in Incoming) error {
 				return Errorf(CodeBadMessage, false, "constraints: bad entry for %q", truncate(id))
 			}
 		}
+	case in.Token != nil:
+		if in.Token.Token == "" || len(in.Token.Token) > maxTokenBytes {
+			return Errorf(CodeBadMessage, false, "token: must be 1-%d bytes", maxTokenBytes)
+		}
 	case in.Candidate != nil:
 		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {
 			return Errorf(CodeBadMessage, true, "candidate: pc must be %q or %q", PCPublish, PCSubscribe)
@@ -130,6 +142,9 @@ func validateJoin(j *Join) error {
 	}
 	if n := utf8.RuneCountInString(j.Name); n < 1 || n > 64 || !utf8.ValidString(j.Name) || hasControl(j.Name) {
 		return Errorf(CodeBadName, true, "name must be 1-64 printable characters")
+	}
+	if len(j.Token) > maxTokenBytes {
+		return Errorf(CodeUnauthorized, true, "token longer than %d bytes", maxTokenBytes)
 	}
 	return nil
 }

@@ -104,6 +104,11 @@ func TestDecodeValid(t *testing.T) {
 			want:  Incoming{Type: TypeRoomSettings, Settings: &RoomSettings{}},
 		},
 		{
+			name:  "token",
+			frame: `{"type":"token","token":"eyJ.x.y"}`,
+			want:  Incoming{Type: TypeToken, Token: &TokenRefresh{Token: "eyJ.x.y"}},
+		},
+		{
 			name:  "leave",
 			frame: `{"type":"leave"}`,
 			want:  Incoming{Type: TypeLeave},
@@ -218,6 +223,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"room-settings: onStage of 65", `{"type":"room-settings","onStage":[` + strings.Repeat(`"p",`, 64) + `"p"]}`, CodeBadMessage, false},
 		{"room-settings: onStage is a string", `{"type":"room-settings","onStage":"p1"}`, CodeBadMessage, true},
 
+		{"token: empty", `{"type":"token","token":""}`, CodeBadMessage, false},
+		{"token: too long", `{"type":"token","token":"` + strings.Repeat("t", 4097) + `"}`, CodeBadMessage, false},
+		{"token: a number", `{"type":"token","token":5}`, CodeBadMessage, true},
+		{"join: token too long", `{"type":"join","version":1,"room":"r","name":"n","token":"` + strings.Repeat("t", 4097) + `"}`, CodeUnauthorized, true},
+
 		{"frame one byte over MaxFrameBytes", padTo(`{"type":"ping","ts":1,"pad":"`, `"}`, MaxFrameBytes+1), CodeTooLarge, true},
 		{"oversize frame that is not even JSON", strings.Repeat("x", 100<<10), CodeTooLarge, true},
 	}
@@ -287,7 +297,22 @@ func show(in Incoming) string {
 
 // bodies lists every body pointer of in, nil or not.
 func bodies(in Incoming) []any {
-	return []any{in.Join, in.SDP, in.Candidate, in.Mute, in.Ping, in.Pin, in.LastN, in.Settings, in.Constraints}
+	return []any{in.Join, in.SDP, in.Candidate, in.Mute, in.Ping, in.Pin, in.LastN, in.Settings, in.Constraints, in.Token}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestDecodeMax(t *testing.T) {
+	frame := []byte(padTo(`{"type":"ping","ts":1,"pad":"`, `"}`, 5000))
+	if _, err := DecodeMax(frame, 5000); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+	_, err := DecodeMax(frame, 4999)
+	if pe := AsProtocolError(err); pe.Code != CodeTooLarge || !pe.Fatal || !strings.Contains(pe.Error(), "4999") {
+		t.Errorf("over a configured limit: %v", err)
+	}
+	big := []byte(padTo(`{"type":"ping","ts":1,"pad":"`, `"}`, 200<<10))
+	if _, err := DecodeMax(big, 1<<20); err != nil {
+		t.Errorf("a larger configured limit: %v", err)
+	}
+}

@@ -18,6 +18,19 @@ const (
 	CodeBadCandidate       = "bad-candidate"
 	CodeNegotiationTimeout = "negotiation-timeout"
 	CodeInternal           = "internal"
+
+	// Access control.
+	CodeUnauthorized = "unauthorized"  // no token, or one that does not verify
+	CodeTokenExpired = "token-expired" // the token's exp has passed
+	CodeForbidden    = "forbidden"     // the token does not allow this room or action
+
+	// Limits and shutdown.
+	CodeRoomFull      = "room-full"       // max-participants reached
+	CodeServerFull    = "server-full"     // max-rooms reached
+	CodeTooManyJoins  = "too-many-joins"  // joins-per-ip exceeded
+	CodeRateLimited   = "rate-limited"    // signaling-rate exceeded
+	CodeTooManyTracks = "too-many-tracks" // max-tracks exceeded by a publish offer
+	CodeDraining      = "draining"        // the server is shutting down and takes no joins
 )
 
 // ProtocolError is an error that maps onto an error message for the client.

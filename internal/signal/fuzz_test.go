@@ -47,7 +47,7 @@ func FuzzDecode(f *testing.F) {
 // codeFatal is the fatal flag of each code Decode may return (docs/protocol.md).
 var codeFatal = map[string]bool{
 	CodeTooLarge: true, CodeUnknownType: false, CodeBadVersion: true,
-	CodeBadRoom: true, CodeBadName: true, CodeBadSDP: false,
+	CodeBadRoom: true, CodeBadName: true, CodeBadSDP: false, CodeUnauthorized: true,
 }
 
 // checkBodies asserts a decoded message has exactly the body its type calls for.
@@ -57,6 +57,7 @@ func checkBodies(t *testing.T, in Incoming) {
 		TypeJoin: "Join", TypeOffer: "SDP", TypeAnswer: "SDP", TypeCandidate: "TrickleCandidate",
 		TypeMute: "Mute", TypePing: "Ping", TypePin: "PinTarget", TypeUnpin: "PinTarget",
 		TypeSetLastN: "SetLastN", TypeRoomSettings: "RoomSettings", TypeConstraints: "Constraints", TypeLeave: "",
+		TypeToken: "TokenRefresh",
 	}
 	body, known := want[in.Type]
 	if !known {

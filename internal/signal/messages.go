@@ -7,7 +7,8 @@ import "encoding/json"
 // Version is the protocol version a client must send in join.
 const Version = 1
 
-// MaxFrameBytes bounds one signaling frame; larger frames close the connection.
+// MaxFrameBytes is the default bound of one signaling frame (max-message-bytes);
+// larger frames close the connection.
 const MaxFrameBytes = 64 << 10
 
 // Message types.
@@ -103,6 +104,8 @@ type Welcome struct {
 	Resume       Resume        `json:"resume"`
 	Participants []Participant `json:"participants"`
 	ICEServers   []ICEServer   `json:"iceServers"`
+	// Permissions granted by the token (all of them in dev mode).
+	Permissions *Permissions `json:"permissions,omitempty"`
 }
 
 // Error tells the client what went wrong; Fatal means the server closes right after.
@@ -115,6 +118,7 @@ type Error struct {
 // Bye ends the session for good.
 type Bye struct {
 	Reason string `json:"reason"`
+	Code   string `json:"code,omitempty"` // ByeShutdown, ByeRemoved, ByeRoomClosed
 }
 
 // ParticipantEvent is participant-joined or participant-updated.
