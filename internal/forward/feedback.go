@@ -12,17 +12,21 @@ import (
 // ReadFeedback drains the receiver's RTCP for this track until read fails (the
 // sender was removed or the connection closed). Pion's RTPSender.Read fits read.
 func (d *DownTrack) ReadFeedback(read func([]byte) (int, error)) {
+	readRTCP(read, func(pkts []rtcp.Packet) { d.HandleRTCP(time.Now(), pkts) })
+}
+
+// readRTCP hands each compound RTCP packet read to handle until read fails;
+// packets that do not parse are skipped (they come from the network).
+func readRTCP(read func([]byte) (int, error), handle func([]rtcp.Packet)) {
 	buf := make([]byte, 1500)
 	for {
 		n, err := read(buf)
 		if err != nil {
 			return
 		}
-		pkts, err := rtcp.Unmarshal(buf[:n])
-		if err != nil {
-			continue
+		if pkts, err := rtcp.Unmarshal(buf[:n]); err == nil {
+			handle(pkts)
 		}
-		d.HandleRTCP(time.Now(), pkts)
 	}
 }
 

@@ -38,16 +38,7 @@ func (u *UpTrack) LastSenderReport() (SenderReport, bool) {
 // ReadFeedback drains the sender's RTCP for this track until read fails. Reading it
 // is also what lets pion's receiver-report interceptor see the sender reports.
 func (u *UpTrack) ReadFeedback(read func([]byte) (int, error)) {
-	buf := make([]byte, 1500)
-	for {
-		n, err := read(buf)
-		if err != nil {
-			return
-		}
-		pkts, err := rtcp.Unmarshal(buf[:n])
-		if err != nil {
-			continue
-		}
+	readRTCP(read, func(pkts []rtcp.Packet) {
 		for _, p := range pkts {
 			if sr, ok := p.(*rtcp.SenderReport); ok && sr.SSRC == u.ssrc {
 				report := SenderReport{NTPTime: sr.NTPTime, RTPTime: sr.RTPTime, At: time.Now()}
@@ -57,5 +48,5 @@ func (u *UpTrack) ReadFeedback(read func([]byte) (int, error)) {
 				}
 			}
 		}
-	}
+	})
 }
