@@ -72,6 +72,7 @@ function setup(extra: Partial<ConferenceOptions> = {}) {
     'room',
     'video-paused',
     'pinned',
+    'layers',
   ];
   for (const t of types) conf.on(t, (e) => events.push([t, e] as Recorded));
 
@@ -137,7 +138,7 @@ describe('join and welcome', () => {
     expect(pub.config.iceServers).toEqual([{ urls: ['stun:127.0.0.1:3478'] }]);
     expect(sub.config.iceServers).toEqual([{ urls: ['stun:127.0.0.1:3478'] }]);
 
-    // audio + video, sendonly, in the local stream; video capped and VP8 first
+    // audio + video, sendonly, in the local stream; video as three simulcast encodings, VP8 first
     expect(pub.transceivers).toHaveLength(2);
     const [a, v] = pub.transceivers;
     expect(a?.trackOrKind).toBe(t.mic);
@@ -145,7 +146,12 @@ describe('join and welcome', () => {
     expect(a?.init?.streams?.[0]).toBe(t.local);
     expect(v?.trackOrKind).toBe(t.cam);
     expect(v?.init?.direction).toBe('sendonly');
-    expect(v?.init?.sendEncodings).toEqual([{ maxBitrate: 1_500_000 }]);
+    // no sender capabilities listing scalability modes here: no scalabilityMode
+    expect(v?.init?.sendEncodings).toEqual([
+      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000 },
+      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000 },
+      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000 },
+    ]);
     expect(v?.codecPreferences?.map((c) => (c as { mimeType: string }).mimeType)).toEqual([
       'video/VP8',
       'video/rtx',
@@ -975,8 +981,12 @@ describe('speaker, last N and video pausing', () => {
     expect(t.conf.videoPaused).toBe(true);
     await flush();
     expect(video.sender.setCalls).toHaveLength(1);
-    expect(video.sender.setCalls[0]?.encodings).toEqual([{ active: false, maxBitrate: 1_500_000 }]);
-    expect(video.sender.active).toEqual([false]);
+    expect(video.sender.setCalls[0]?.encodings.map((e) => [e.rid, e.active])).toEqual([
+      ['q', false],
+      ['h', false],
+      ['f', false],
+    ]);
+    expect(video.sender.active).toEqual([false, false, false]);
     // the camera keeps running (local preview), nothing renegotiated
     expect(t.cam.enabled).toBe(true);
     expect(t.ws().sentOfType('offer')).toHaveLength(1);
@@ -991,8 +1001,8 @@ describe('speaker, last N and video pausing', () => {
     expect(t.conf.videoPaused).toBe(false);
     await flush();
     expect(video.sender.setCalls).toHaveLength(2);
-    expect(video.sender.setCalls[1]?.encodings).toEqual([{ active: true, maxBitrate: 1_500_000 }]);
-    expect(video.sender.active).toEqual([true]);
+    expect(video.sender.setCalls[1]?.encodings.map((e) => e.active)).toEqual([true, true, true]);
+    expect(video.sender.active).toEqual([true, true, true]);
     expect(t.of('video-paused')).toEqual([{ paused: true }, { paused: false }]);
   });
 
@@ -1005,8 +1015,8 @@ describe('speaker, last N and video pausing', () => {
     t.ws().receive({ type: 'resume-video' });
     t.ws().receive({ type: 'pause-video' });
     await flush();
-    expect(video.sender.active).toEqual([false]);
-    expect(video.sender.setCalls.every((p) => p.encodings[0]?.active === false)).toBe(true);
+    expect(video.sender.active).toEqual([false, false, false]);
+    expect(video.sender.setCalls.every((p) => p.encodings.every((e) => e.active === false))).toBe(true);
   });
 
   it('survives a failing setParameters', async () => {
@@ -1022,7 +1032,7 @@ describe('speaker, last N and video pausing', () => {
     t.ws().receive({ type: 'resume-video' });
     t.ws().receive({ type: 'pause-video' });
     await flush();
-    expect(video.sender.active).toEqual([false]);
+    expect(video.sender.active).toEqual([false, false, false]);
   });
 
   it('starts a new session resumed, pausing again only when told', async () => {
@@ -1040,10 +1050,406 @@ describe('speaker, last N and video pausing', () => {
     const fresh = t.pcs().pub.transceivers[1];
     if (!fresh) throw new Error('no video transceiver');
     expect(fresh.sender.setCalls).toHaveLength(0);
-    expect(fresh.sender.active).toEqual([true]);
+    expect(fresh.sender.active).toEqual([true, true, true]);
     t.ws().receive({ type: 'pause-video' });
     await flush();
-    expect(fresh.sender.active).toEqual([false]);
+    expect(fresh.sender.active).toEqual([false, false, false]);
     expect(t.of('video-paused')).toEqual([{ paused: true }, { paused: false }, { paused: true }]);
+  });
+});
+
+describe('simulcast', () => {
+  const vp8WithModes = (kind: 'audio' | 'video') =>
+    kind === 'video'
+      ? [
+          { mimeType: 'video/VP8', clockRate: 90000, scalabilityModes: ['L1T1', 'L1T2', 'L1T3'] },
+          { mimeType: 'video/VP9', clockRate: 90000, scalabilityModes: ['L1T3', 'L3T3'] },
+        ]
+      : null;
+  /** Connected, the publish answer applied; returns the video transceiver. */
+  const published = async (t: ReturnType<typeof setup>, participants: Participant[] = [bob]) => {
+    await t.connect(participants);
+    t.ws().receive({ type: 'answer', pc: 'publish', sdp: 'answer' });
+    await flush();
+    const video = t.pcs().pub.transceivers[1];
+    if (!video) throw new Error('no video transceiver');
+    return video;
+  };
+  const rids = (enc: { rid?: string; active?: boolean }[]) => enc.filter((e) => e.active).map((e) => e.rid);
+
+  it('offers three VP8 encodings with temporal layers where the browser lists L1T3', async () => {
+    const t = setup({ senderCodecs: vp8WithModes });
+    await t.connect();
+    expect(t.pcs().pub.transceivers[1]?.init?.sendEncodings).toEqual([
+      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000, scalabilityMode: 'L1T3' },
+      { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
+      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
+    ]);
+  });
+
+  it('leaves scalabilityMode out when VP8 does not list it', async () => {
+    const t = setup({
+      senderCodecs: () => [
+        { mimeType: 'video/VP8', clockRate: 90000 },
+        { mimeType: 'video/VP9', clockRate: 90000, scalabilityModes: ['L1T3'] },
+      ],
+    });
+    await t.connect();
+    const encs = t.pcs().pub.transceivers[1]?.init?.sendEncodings ?? [];
+    expect(encs.map((e) => e.rid)).toEqual(['q', 'h', 'f']);
+    expect(encs.some((e) => 'scalabilityMode' in e)).toBe(false);
+  });
+
+  it('retries without scalabilityMode, then with one encoding, when the browser rejects them', async () => {
+    let reject: (e: RTCRtpEncodingParameters[]) => boolean = (e) => e.some((x) => 'scalabilityMode' in x);
+    const make = (cfg: ConstructorParameters<typeof FakePeerConnection>[0]) => {
+      const pc = new FakePeerConnection(cfg);
+      pc.rejectEncodings = (e) => reject(e);
+      return pc;
+    };
+    const t = setup({ senderCodecs: vp8WithModes, createPeerConnection: make });
+    await t.connect();
+    let pub = t.pcs().pub;
+    expect(pub.encodingAttempts.filter((e) => e !== undefined)).toHaveLength(2);
+    expect(pub.transceivers[1]?.init?.sendEncodings?.map((e) => [e.rid, 'scalabilityMode' in e])).toEqual([
+      ['q', false],
+      ['h', false],
+      ['f', false],
+    ]);
+    expect(t.ws().sentOfType('offer')).toHaveLength(1);
+
+    // no simulcast at all: a single encoding
+    reject = (e) => e.length > 1;
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([bob]));
+    await flush();
+    pub = t.pcs().pub;
+    expect(pub.transceivers[1]?.init?.sendEncodings).toEqual([{ maxBitrate: 1_500_000 }]);
+  });
+
+  it('publishes one encoding with simulcast off or the encodings given', async () => {
+    const off = setup({ simulcast: false, videoMaxBitrate: 800_000, senderCodecs: vp8WithModes });
+    await off.connect();
+    expect(off.pcs().pub.transceivers[1]?.init?.sendEncodings).toEqual([{ maxBitrate: 800_000 }]);
+
+    const given = setup({ videoEncodings: [{ rid: 'x', maxBitrate: 1000, scalabilityMode: 'L1T2' }], senderCodecs: vp8WithModes });
+    await given.connect();
+    expect(given.pcs().pub.transceivers[1]?.init?.sendEncodings).toEqual([
+      { rid: 'x', maxBitrate: 1000, scalabilityMode: 'L1T2' },
+    ]);
+  });
+
+  it('keeps the encodings of `layers` active, combined with pause and resume', async () => {
+    const t = setup();
+    const video = await published(t);
+    const sender = video.sender;
+    expect(t.conf.videoLayers).toBeNull();
+    expect(sender.active).toEqual([true, true, true]);
+    expect(sender.setCalls).toHaveLength(0); // the answer changed nothing
+
+    t.ws().receive({ type: 'layers', active: ['q', 'f'] });
+    await flush();
+    expect(t.conf.videoLayers).toEqual(['q', 'f']);
+    expect(sender.active).toEqual([true, false, true]);
+    expect(rids(sender.setCalls.at(-1)?.encodings ?? [])).toEqual(['q', 'f']);
+    // other parameters are given back untouched
+    expect(sender.setCalls.at(-1)?.encodings.map((e) => e.maxBitrate)).toEqual([150_000, 500_000, 2_500_000]);
+
+    t.ws().receive({ type: 'layers', active: ['f', 'q'] }); // the same set
+    await flush();
+    expect(sender.setCalls).toHaveLength(1);
+
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(sender.active).toEqual([false, false, false]);
+    // layers while paused: remembered, nothing sent
+    t.ws().receive({ type: 'layers', active: ['h'] });
+    await flush();
+    expect(sender.active).toEqual([false, false, false]);
+    expect(t.conf.videoLayers).toEqual(['h']);
+
+    t.ws().receive({ type: 'resume-video' });
+    await flush();
+    expect(sender.active).toEqual([false, true, false]);
+
+    // an empty list turns every encoding off; unknown RIDs select nothing
+    t.ws().receive({ type: 'layers', active: [] });
+    await flush();
+    expect(sender.active).toEqual([false, false, false]);
+    expect(t.conf.videoPaused).toBe(false);
+    t.ws().receive({ type: 'layers', active: ['h', 'x'] });
+    await flush();
+    expect(sender.active).toEqual([false, true, false]);
+
+    expect(t.of('layers')).toEqual([
+      { active: ['q', 'f'] },
+      { active: ['h'] },
+      { active: [] },
+      { active: ['h', 'x'] },
+    ]);
+    // every step was getParameters + setParameters with a fresh transaction id
+    expect(new Set(sender.setCalls.map((p) => p.transactionId)).size).toBe(sender.setCalls.length);
+  });
+
+  it('applies quick layers changes in order, the last word winning', async () => {
+    const t = setup();
+    const { sender } = await published(t);
+    t.ws().receive({ type: 'layers', active: ['q'] });
+    t.ws().receive({ type: 'pause-video' });
+    t.ws().receive({ type: 'layers', active: ['h', 'f'] });
+    t.ws().receive({ type: 'resume-video' });
+    await flush();
+    expect(sender.active).toEqual([false, true, true]);
+  });
+
+  it('applies layers received before the publish answer', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().receive({ type: 'layers', active: ['h'] });
+    t.ws().receive({ type: 'answer', pc: 'publish', sdp: 'answer' });
+    await flush();
+    expect(t.pcs().pub.transceivers[1]?.sender.active).toEqual([false, true, false]);
+  });
+
+  it('starts a new session with every encoding active', async () => {
+    const t = setup();
+    const { sender } = await published(t);
+    t.ws().receive({ type: 'layers', active: ['q'] });
+    await flush();
+    expect(sender.active).toEqual([true, false, false]);
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([bob]));
+    await flush();
+    expect(t.conf.videoLayers).toBeNull();
+    const fresh = t.pcs().pub.transceivers[1];
+    expect(fresh?.init?.sendEncodings?.every((e) => e.active !== false)).toBe(true);
+    expect(fresh?.sender.active).toEqual([true, true, true]);
+    expect(t.of('layers').at(-1)).toEqual({ active: null });
+  });
+
+  it('leaves a single encoding without RID to pause and resume only', async () => {
+    const t = setup({ simulcast: false });
+    const { sender } = await published(t);
+    t.ws().receive({ type: 'layers', active: ['q'] });
+    await flush();
+    expect(sender.active).toEqual([true]);
+    expect(sender.setCalls).toHaveLength(0);
+    t.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(sender.active).toEqual([false]);
+  });
+
+  it('turns encodings on only in combinations the browser sends in full at a small capture', async () => {
+    // 320×180: libwebrtc sends one layer, the first active one — keep the full-size one
+    const small = setup();
+    small.cam.settings = { width: 320, height: 180 };
+    const v = await published(small);
+    expect(v.init?.sendEncodings?.map((e) => e.active)).toEqual([false, false, undefined]);
+    expect(v.sender.active).toEqual([false, false, true]);
+    small.ws().receive({ type: 'layers', active: ['q'] }); // one encoding: as asked
+    await flush();
+    expect(v.sender.active).toEqual([true, false, false]);
+    small.ws().receive({ type: 'layers', active: ['q', 'f'] }); // two: the larger one
+    await flush();
+    expect(v.sender.active).toEqual([false, false, true]);
+    small.ws().receive({ type: 'pause-video' });
+    await flush();
+    expect(v.sender.active).toEqual([false, false, false]);
+
+    // 640×480: two layers, the first two in order
+    const mid = setup();
+    mid.cam.settings = { width: 640, height: 480 };
+    const m = await published(mid);
+    expect(m.sender.active).toEqual([false, false, true]);
+    mid.ws().receive({ type: 'layers', active: ['q', 'h'] });
+    await flush();
+    expect(m.sender.active).toEqual([true, true, false]);
+    mid.ws().receive({ type: 'layers', active: ['h', 'f'] });
+    await flush();
+    expect(m.sender.active).toEqual([false, false, true]);
+
+    // 1280×720: everything as asked
+    const big = setup();
+    big.cam.settings = { width: 1280, height: 720 };
+    const b = await published(big);
+    expect(b.sender.active).toEqual([true, true, true]);
+    big.ws().receive({ type: 'layers', active: ['q', 'f'] });
+    await flush();
+    expect(b.sender.active).toEqual([true, false, true]);
+
+    // the limit can be turned off
+    const raw = setup({ layerLimit: false });
+    raw.cam.settings = { width: 320, height: 180 };
+    const r = await published(raw);
+    expect(r.sender.active).toEqual([true, true, true]);
+  });
+
+  it('reports one outbound row per encoding, with its RID and state', async () => {
+    const t = setup();
+    const { sender } = await published(t);
+    t.ws().receive({ type: 'layers', active: ['q', 'h'] });
+    await flush();
+    expect(sender.active).toEqual([true, true, false]);
+    const { pub, sub } = t.pcs();
+    const row = (rid: string, extra: Record<string, unknown> = {}) => ({
+      type: 'outbound-rtp',
+      kind: 'video',
+      rid,
+      bytesSent: 100,
+      framesEncoded: 10,
+      frameWidth: 320,
+      frameHeight: 180,
+      qualityLimitationReason: 'bandwidth',
+      scalabilityMode: 'L1T3',
+      ...extra,
+    });
+    pub.stats = [
+      row('f', { frameWidth: 0, frameHeight: 0 }),
+      { type: 'outbound-rtp', kind: 'audio', bytesSent: 5 },
+      row('q'),
+      row('h', { frameWidth: 640, frameHeight: 360, active: false }), // the browser's own flag wins
+    ];
+    const bobVideo = new FakeTrack('video', 'video-pB');
+    sub.fireTrack(bobVideo, [new FakeStream('pB', [bobVideo])], '1');
+    sub.stats = [
+      {
+        type: 'inbound-rtp',
+        kind: 'video',
+        trackIdentifier: 'video-pB',
+        frameWidth: 640,
+        frameHeight: 360,
+        framesDecoded: 90,
+        freezeCount: 1,
+        pliCount: 2,
+        totalFreezesDuration: 0.5,
+        keyFramesDecoded: 3,
+      },
+    ];
+    const st = await t.conf.stats();
+    expect(st.outbound.map((o) => [o.kind, o.rid, o.active, o.frameWidth, o.frameHeight])).toEqual([
+      ['audio', null, null, 0, 0],
+      ['video', 'q', true, 320, 180],
+      ['video', 'h', false, 640, 360],
+      ['video', 'f', false, 0, 0],
+    ]);
+    expect(st.outbound[1]).toMatchObject({
+      bytesSent: 100,
+      framesEncoded: 10,
+      qualityLimitationReason: 'bandwidth',
+      scalabilityMode: 'L1T3',
+    });
+    expect(st.inbound[0]).toMatchObject({
+      participantId: 'pB',
+      frameWidth: 640,
+      frameHeight: 360,
+      framesDecoded: 90,
+      freezeCount: 1,
+      pliCount: 2,
+      totalFreezesDuration: 0.5,
+      keyFramesDecoded: 3,
+    });
+    // absent in the report: absent in the row
+    sub.stats = [{ type: 'inbound-rtp', kind: 'video', trackIdentifier: 'video-pB', framesDecoded: 1 }];
+    const again = await t.conf.stats();
+    expect(again.inbound[0]).not.toHaveProperty('totalFreezesDuration');
+    expect(again.inbound[0]).not.toHaveProperty('keyFramesDecoded');
+  });
+});
+
+describe('constraints', () => {
+  const stage = { width: 1280, height: 720, role: 'stage' as const };
+  const thumb = { width: 398, height: 224, role: 'thumbnail' as const };
+
+  it('collects changes for 200 ms and sends only what changed', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    t.conf.setConstraints({ pB: stage, pC: thumb });
+    expect(t.ws().sentOfType('constraints')).toEqual([]);
+    t.clock.advance(100);
+    t.conf.setConstraints({ pB: { width: 1279.6, height: 720.2, role: 'stage' } }); // rounds to the same
+    t.clock.advance(99);
+    expect(t.ws().sentOfType('constraints')).toEqual([]);
+    t.clock.advance(1);
+    expect(t.ws().sentOfType('constraints')).toEqual([{ type: 'constraints', videos: { pB: stage, pC: thumb } }]);
+    expect(t.conf.constraintsSent).toEqual({ pB: stage, pC: thumb });
+
+    // nothing new: nothing sent
+    t.conf.setConstraints({ pB: stage, pC: thumb });
+    t.clock.advance(1000);
+    expect(t.ws().sentOfType('constraints')).toHaveLength(1);
+
+    // the stage moves: both change, in one message; a change undone in time is not sent
+    t.conf.setConstraints({ pB: thumb });
+    t.conf.setConstraints({ pC: { width: 640, height: 360 } });
+    t.conf.setConstraints({ pC: stage });
+    t.clock.advance(50);
+    t.conf.setConstraints({ pB: { width: 100, height: 50, role: 'thumbnail' } });
+    t.conf.setConstraints({ pB: thumb });
+    t.clock.advance(150);
+    expect(t.ws().sentOfType('constraints')).toEqual([
+      { type: 'constraints', videos: { pB: stage, pC: thumb } },
+      { type: 'constraints', videos: { pB: thumb, pC: stage } },
+    ]);
+    expect(t.conf.constraints).toEqual({ pB: thumb, pC: stage });
+  });
+
+  it('ignores our own id and rejects invalid sizes and roles', async () => {
+    const t = setup({ constraintsDelayMs: 0 });
+    await t.connect([bob]);
+    t.conf.setConstraints({ pA: stage });
+    expect(t.ws().sentOfType('constraints')).toEqual([]);
+    expect(() => t.conf.setConstraints({ pB: { width: -1, height: 2 } })).toThrow(TypeError);
+    expect(() => t.conf.setConstraints({ pB: { width: Number.NaN, height: 2 } })).toThrow(TypeError);
+    expect(() => t.conf.setConstraints({ pB: { width: 1, height: 2, role: 'big' as 'stage' } })).toThrow(TypeError);
+    expect(t.conf.constraints).toEqual({});
+    // without delay: sent at once; a Map works too
+    t.conf.setConstraints(new Map([['pB', { width: 320, height: 180 }]]));
+    expect(t.ws().sentOfType('constraints')).toEqual([{ type: 'constraints', videos: { pB: { width: 320, height: 180 } } }]);
+  });
+
+  it('holds constraints until welcome and re-sends them in full after a reconnect', async () => {
+    const t = setup();
+    t.conf.setConstraints({ pB: stage });
+    t.conf.join();
+    t.ws().open();
+    t.clock.advance(500);
+    expect(t.ws().sentOfType('constraints')).toEqual([]);
+    t.ws().receive(t.welcome([bob, carol]));
+    expect(t.ws().sentOfType('constraints')).toEqual([{ type: 'constraints', videos: { pB: stage } }]);
+    t.conf.setConstraints({ pC: thumb });
+    t.clock.advance(200);
+    expect(t.ws().sentOfType('constraints')).toHaveLength(2);
+
+    // a change pending when the session is lost is sent with the rest after welcome
+    t.conf.setConstraints({ pC: { ...thumb, width: 400 } });
+    t.ws().serverClose(1006);
+    expect(t.conf.constraintsSent).toEqual({ pB: stage, pC: thumb }); // what the lost session knew
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive({ ...t.welcome([bob, carol]) });
+    expect(t.ws().sentOfType('constraints')).toEqual([
+      { type: 'constraints', videos: { pB: stage, pC: { ...thumb, width: 400 } } },
+    ]);
+    t.clock.advance(1000);
+    expect(t.ws().sentOfType('constraints')).toHaveLength(1);
+    expect(t.conf.constraintsSent).toEqual({ pB: stage, pC: { ...thumb, width: 400 } });
+  });
+
+  it('forgets participants who left', async () => {
+    const t = setup({ constraintsDelayMs: 0 });
+    await t.connect([bob, carol]);
+    t.conf.setConstraints({ pB: stage, pC: thumb });
+    t.ws().receive({ type: 'participant-left', id: 'pC' });
+    expect(t.conf.constraints).toEqual({ pB: stage });
+    expect(t.conf.constraintsSent).toEqual({ pB: stage });
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([bob]));
+    expect(t.ws().sentOfType('constraints')).toEqual([{ type: 'constraints', videos: { pB: stage } }]);
   });
 });

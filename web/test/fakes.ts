@@ -111,11 +111,17 @@ export class FakeWebSocket implements WebSocketLike {
 
 export class FakeTrack extends EventTarget {
   enabled = true;
+  /** What getSettings() reports (a camera's capture size); absent = no getSettings. */
+  settings: { width?: number; height?: number } | null = null;
   constructor(
     readonly kind: 'audio' | 'video',
     readonly id: string,
   ) {
     super();
+  }
+  get getSettings(): (() => { width?: number; height?: number }) | undefined {
+    const s = this.settings;
+    return s ? () => ({ ...s }) : undefined;
   }
   end(): void {
     this.dispatchEvent(new Event('ended'));
@@ -229,6 +235,10 @@ export class FakePeerConnection implements PeerConnectionLike {
   /** When set, the next setRemoteDescription waits for it. */
   holdRemote: Deferred | null = null;
   failRemote = false;
+  /** When it returns true for a transceiver's sendEncodings, addTransceiver throws (as browsers do). */
+  rejectEncodings: ((encodings: RTCRtpEncodingParameters[]) => boolean) | null = null;
+  /** sendEncodings of every addTransceiver call, including rejected ones. */
+  readonly encodingAttempts: (RTCRtpEncodingParameters[] | undefined)[] = [];
   private readonly n = ++FakePeerConnection.serial;
 
   constructor(readonly config: PeerConnectionConfig) {
@@ -236,6 +246,10 @@ export class FakePeerConnection implements PeerConnectionLike {
   }
 
   addTransceiver(trackOrKind: unknown, init?: RTCRtpTransceiverInit): TransceiverLike {
+    this.encodingAttempts.push(init?.sendEncodings);
+    if (init?.sendEncodings && this.rejectEncodings?.(init.sendEncodings)) {
+      throw new DOMException('unsupported encodings', 'OperationError');
+    }
     const sender = new FakeSender(init?.sendEncodings);
     const rec: AddedTransceiver = { trackOrKind, init, codecPreferences: null, sender };
     this.transceivers.push(rec);

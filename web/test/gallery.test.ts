@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Conference } from '../src/protocol';
 import type { Participant } from '../src/protocol/messages';
-import { Gallery } from '../src/ui/gallery';
+import { Gallery, type GalleryOptions } from '../src/ui/gallery';
 import { lastNControl } from '../src/ui/lastn';
 import { PAUSED_TEXT } from '../src/ui/tile';
 import { asStream, FakeClock, FakePeerConnection, FakeStream, FakeTrack, FakeWebSocket, flush } from './fakes';
@@ -15,16 +15,17 @@ const bob: Participant = { id: 'pB', name: 'Bob', audioMuted: false, videoMuted:
 const carol: Participant = { id: 'pC', name: 'Carol', audioMuted: false, videoMuted: false };
 const dave: Participant = { id: 'pD', name: 'Dave Doe', audioMuted: false, videoMuted: false };
 
-async function setup(participants: Participant[] = [bob, carol, dave]) {
+async function setup(participants: Participant[] = [bob, carol, dave], extra: Partial<GalleryOptions> = {}) {
   FakePeerConnection.created = [];
   const sockets: FakeWebSocket[] = [];
   const cam = new FakeTrack('video', 'cam-1');
+  const clock = new FakeClock();
   const conference = new Conference({
     room: 'standup',
     name: 'Alice',
     url: 'ws://test/ws',
     localStream: asStream(new FakeStream('local', [new FakeTrack('audio', 'mic-1'), cam])),
-    clock: new FakeClock(),
+    clock,
     createWebSocket: (url) => {
       const ws = new FakeWebSocket(url);
       sockets.push(ws);
@@ -34,7 +35,7 @@ async function setup(participants: Participant[] = [bob, carol, dave]) {
     codecs: () => null,
     logger: { debug: () => {}, warn: () => {} },
   });
-  const gallery = new Gallery({ conference, name: 'Alice', localStream: null });
+  const gallery = new Gallery({ conference, name: 'Alice', localStream: null, ...extra });
   document.body.replaceChildren(gallery.el);
   const ws = () => {
     const s = sockets.at(-1);
@@ -65,7 +66,7 @@ async function setup(participants: Participant[] = [bob, carol, dave]) {
   };
   const stageIds = () =>
     [...document.querySelectorAll<HTMLElement>('.tile.stage')].map((e) => e.dataset['participantId'] ?? 'local');
-  return { conference, gallery, ws, tile, local, stageIds, cam };
+  return { conference, gallery, ws, tile, local, stageIds, cam, clock };
 }
 
 afterEach(() => {
@@ -147,6 +148,64 @@ describe('gallery', () => {
     expect(t.tile('pE').classList.contains('not-forwarded')).toBe(true);
   });
 
+  it('puts a clicked tile on stage over the dominant speaker until it is unpinned', async () => {
+    const t = await setup();
+    t.ws().receive({ type: 'speaker', id: 'pC' });
+    expect(t.stageIds()).toEqual(['pC']);
+
+    t.tile('pD').click();
+    expect(t.conference.pinned).toEqual(['pD']);
+    expect(t.stageIds()).toEqual(['pD']);
+    expect(document.querySelector('.spotlight .tile')).toBe(t.tile('pD'));
+    t.ws().receive({ type: 'speaker', id: 'pB' }); // the speaker changes: the pin keeps the stage
+    expect(t.stageIds()).toEqual(['pD']);
+    expect(t.tile('pB').classList.contains('speaking')).toBe(true);
+
+    // another tile: it takes the stage and the pin
+    t.tile('pC').click();
+    expect(t.conference.pinned).toEqual(['pC']);
+    expect(t.stageIds()).toEqual(['pC']);
+    expect(t.ws().sent.filter((m) => m['type'] === 'pin' || m['type'] === 'unpin')).toEqual([
+      { type: 'pin', id: 'pD' },
+      { type: 'pin', id: 'pC' },
+      { type: 'unpin', id: 'pD' },
+    ]);
+
+    // clicking the pinned stage tile unpins it: the dominant speaker takes the stage
+    t.tile('pC').click();
+    expect(t.conference.pinned).toEqual([]);
+    expect(t.stageIds()).toEqual(['pB']);
+  });
+
+  it('stages and unstages through the API, and follows pins made through the library', async () => {
+    const t = await setup();
+    t.ws().receive({ type: 'speaker', id: 'pB' });
+    t.gallery.putOnStage('pD');
+    expect(t.gallery.stage).toBe('pD');
+    expect(t.conference.pinned).toEqual(['pD']);
+    t.gallery.putOnStage('pA'); // ourselves: nothing
+    expect(t.gallery.stage).toBe('pD');
+    t.gallery.unstage('pD');
+    expect(t.conference.pinned).toEqual([]);
+    expect(t.gallery.stage).toBe('pB');
+
+    // a library pin also beats the speaker; unpinned through the library, the stage returns
+    t.conference.pin('pC');
+    expect(t.gallery.stage).toBe('pC');
+    t.gallery.putOnStage('pD');
+    expect(t.conference.pinned).toEqual(['pC', 'pD']); // the library's pin stays
+    expect(t.gallery.stage).toBe('pD');
+    t.conference.unpin('pD');
+    expect(t.gallery.stage).toBe('pC');
+    t.conference.unpin('pC');
+    expect(t.gallery.stage).toBe('pB');
+
+    // the staged participant leaves
+    t.gallery.putOnStage('pD');
+    t.ws().receive({ type: 'participant-left', id: 'pD' });
+    expect(t.gallery.stage).toBe('pB');
+  });
+
   it('pins on click and unpins on a second click', async () => {
     const t = await setup();
     t.tile('pC').click();
@@ -220,5 +279,60 @@ describe('last N control', () => {
     expect(select.value).toBe('4');
     t.ws().receive({ type: 'room', lastN: 8, onStage: [] });
     expect(label.querySelector('.hint')?.textContent).toBe('room max 8');
+  });
+});
+
+describe('constraints from the layout', () => {
+  // Stage tiles render at 640×360 CSS pixels, thumbnails at 199×112; device pixel ratio 2.
+  const measure = (el: HTMLElement) =>
+    el.closest('.spotlight') ? { width: 640, height: 360 } : { width: 199.4, height: 112 };
+  const stage = { width: 1280, height: 720, role: 'stage' };
+  const thumb = { width: 399, height: 224, role: 'thumbnail' };
+
+  it('reports the rendered size and role of every remote video, debounced, only changes', async () => {
+    const t = await setup([bob, carol, dave], { measure, pixelRatio: () => 2 });
+    const sent = () => t.ws().sentOfType('constraints');
+    // the tiles appeared with the welcome, which sends every constraint at once
+    expect(sent()).toEqual([{ type: 'constraints', videos: { pB: stage, pC: thumb, pD: thumb } }]);
+    t.clock.advance(1000);
+    expect(sent()).toHaveLength(1);
+
+    // the stage moves to the speaker: two entries change
+    t.ws().receive({ type: 'speaker', id: 'pC' });
+    t.clock.advance(200);
+    expect(sent()[1]).toEqual({ type: 'constraints', videos: { pB: thumb, pC: stage } });
+
+    // a click stages another participant
+    t.tile('pD').click();
+    t.clock.advance(200);
+    expect(sent()[2]).toEqual({ type: 'constraints', videos: { pC: thumb, pD: stage } });
+
+    // a video outside the forwarded set counts as a thumbnail, even on stage
+    t.ws().receive({ type: 'forwarded', ids: ['pB'], lastN: 1 });
+    t.clock.advance(200);
+    expect(sent()[3]).toEqual({ type: 'constraints', videos: { pD: { width: 1280, height: 720, role: 'thumbnail' } } });
+
+    // nothing changed: nothing sent
+    t.gallery.reportConstraints();
+    t.clock.advance(1000);
+    expect(sent()).toHaveLength(4);
+
+    // a newcomer is reported; the one who left is forgotten
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pC', 'pD', 'pE'], lastN: -1 });
+    t.ws().receive({ type: 'participant-joined', participant: { ...bob, id: 'pE', name: 'Eve' } });
+    t.ws().receive({ type: 'participant-left', id: 'pB' });
+    t.clock.advance(200);
+    expect(sent()[4]).toEqual({ type: 'constraints', videos: { pD: stage, pE: thumb } });
+    expect(t.conference.constraintsSent).toEqual({ pC: thumb, pD: stage, pE: thumb });
+  });
+
+  it('leaves out tiles that are not laid out', async () => {
+    const t = await setup([bob, carol], {
+      measure: (el) => (el.closest('.spotlight') ? { width: 0, height: 0 } : { width: 160, height: 90 }),
+      pixelRatio: () => 1.5,
+    });
+    expect(t.ws().sentOfType('constraints')).toEqual([
+      { type: 'constraints', videos: { pC: { width: 240, height: 135, role: 'thumbnail' } } },
+    ]);
   });
 });

@@ -57,6 +57,8 @@ describe('parseServerMessage', () => {
       [{ type: 'resume-video' }, { type: 'resume-video' }],
       [{ type: 'room', lastN: 8, onStage: [] }, { type: 'room', lastN: 8, onStage: [] }],
       [{ type: 'room', lastN: 4, onStage: ['p1c2d3e4f'] }, { type: 'room', lastN: 4, onStage: ['p1c2d3e4f'] }],
+      [{ type: 'layers', active: ['q', 'f'] }, { type: 'layers', active: ['q', 'f'] }],
+      [{ type: 'layers', active: [] }, { type: 'layers', active: [] }],
     ];
     for (const [input, want] of cases) {
       expect(parseServerMessage(JSON.stringify(input))).toEqual(want);
@@ -71,6 +73,8 @@ describe('parseServerMessage', () => {
       '[]',
       '{}',
       '{"type":"layers","encodings":[]}',
+      '{"type":"layers"}',
+      '{"type":"layers","active":"q"}',
       '{"type":"constraints"}',
       '{"type":"ping","ts":1}',
       '{"type":"pin","id":"p1"}',
@@ -124,5 +128,7 @@ describe('parseServerMessage', () => {
       lastN: -1,
     });
     expect(parseServerMessage('{"type":"pause-video","extra":1}')).toEqual({ type: 'pause-video' });
+    expect(parseServerMessage('{"type":"layers","active":null}')).toEqual({ type: 'layers', active: [] });
+    expect(parseServerMessage('{"type":"layers","active":["f",1,"","f","q"]}')).toEqual({ type: 'layers', active: ['f', 'q'] });
   });
 });

@@ -13,7 +13,10 @@ describe('route', () => {
       room: 'standup',
       name: 'Alice B',
       videoSize: { width: 320, height: 180 },
+      simulcast: true,
     });
+    expect(route('/standup', '?name=A&simulcast=0')).toMatchObject({ page: 'room', simulcast: false });
+    expect(route('/standup', '?name=A&simulcast=1')).toMatchObject({ page: 'room', simulcast: true });
     expect(route('/standup/', '?name=A')).toMatchObject({ page: 'room', room: 'standup' });
   });
   it('prefills the room when the name is missing', () => {
@@ -73,6 +76,20 @@ describe('chooseStage', () => {
     // nobody has video: the speaker, else the previous occupant
     expect(chooseStage({ ...base, previous: 'pC', speaker: 'pB', forwarded: [] })).toBe('pB');
     expect(chooseStage({ ...base, previous: 'pC', speaker: null, forwarded: [] })).toBe('pC');
+  });
+  it('gives a pin priority over the dominant speaker', () => {
+    // a pin beats the speaker, the latest pin wins
+    expect(chooseStage({ ...base, speaker: 'pB', pinned: ['pC'] })).toBe('pC');
+    expect(chooseStage({ ...base, speaker: 'pB', pinned: ['pC', 'pD'] })).toBe('pD');
+    // the latest pin whose video we receive, else the latest pin
+    expect(chooseStage({ ...base, speaker: 'pB', pinned: ['pC', 'pD'], forwarded: ['pC', 'pB'] })).toBe('pC');
+    expect(chooseStage({ ...base, speaker: 'pB', pinned: ['pC', 'pD'], forwarded: ['pB'] })).toBe('pD');
+    // the participant put on stage beats every other pin, even without video yet
+    expect(chooseStage({ ...base, speaker: 'pB', pinned: ['pC', 'pD'], staged: 'pC', forwarded: ['pD'] })).toBe('pC');
+    // pins of absent participants or of ourselves count for nothing
+    expect(chooseStage({ ...base, speaker: 'pB', pinned: ['gone', 'pA'], staged: 'gone' })).toBe('pB');
+    // without pins: the speaker rule again
+    expect(chooseStage({ ...base, previous: 'pC', speaker: 'pD', pinned: [] })).toBe('pD');
   });
   it('is null when nobody else is here', () => {
     expect(chooseStage({ ...base, present: [], speaker: 'pA', previous: 'pB' })).toBeNull();

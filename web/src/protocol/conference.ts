@@ -10,6 +10,7 @@ import { Emitter } from './emitter';
 import {
   browserCodecs,
   browserPeerConnection,
+  browserSenderCodecs,
   browserWebSocket,
   defaultSignalingUrl,
   realClock,
@@ -18,6 +19,7 @@ import {
   type CodecLike,
   type PeerConnectionConfig,
   type PeerConnectionLike,
+  type SendEncodingLike,
   type SenderLike,
   type TimerHandle,
   type TrackEventLike,
@@ -35,6 +37,7 @@ import {
   type PcName,
   type Resume,
   type ServerMessage,
+  type VideoConstraint,
   type WelcomeMessage,
 } from './messages';
 import { PeerLink } from './peer';
@@ -46,6 +49,23 @@ import {
   type MediaKind,
   type TrackRef,
 } from './stats';
+
+/**
+ * The video encodings published by default (docs/protocol.md, "Simulcast"):
+ * three VP8 simulcast encodings at ¼, ½ and full capture resolution, each with
+ * three temporal layers where the browser supports `scalabilityMode`.
+ */
+export const SIMULCAST_ENCODINGS: readonly Readonly<SendEncodingLike>[] = [
+  { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000, scalabilityMode: 'L1T3' },
+  { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
+  { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
+];
+
+/** The bitrate cap of the single video encoding when simulcast is off. */
+export const SINGLE_ENCODING_MAX_BITRATE = 1_500_000;
+
+/** Remote video constraints by participant id (what `constraints` messages carry). */
+export type VideoConstraints = Record<string, VideoConstraint>;
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
 
@@ -120,6 +140,11 @@ export interface ConferenceEvents {
   'video-paused': { paused: boolean };
   /** Our own pin list changed (pin(), unpin(), or a pinned participant left). */
   pinned: { ids: string[] };
+  /**
+   * The simulcast encodings (RIDs) the server wants from us (`layers`); null =
+   * all of them (before the first `layers` of a session).
+   */
+  layers: { active: string[] | null };
 }
 
 export interface Logger {
@@ -152,7 +177,28 @@ export interface ConferenceOptions {
   /** How long a peer connection may stay `disconnected` before reconnecting. */
   disconnectedTimeoutMs?: number;
   backoff?: Partial<BackoffOptions>;
+  /**
+   * Publish video as simulcast (SIMULCAST_ENCODINGS, the default) or, with
+   * `false`, as one encoding capped at videoMaxBitrate.
+   */
+  simulcast?: boolean;
+  /** The video send encodings, overriding `simulcast` (e.g. for tests). */
+  videoEncodings?: readonly SendEncodingLike[];
+  /** Bitrate cap of the single video encoding when simulcast is off; default 1.5 Mb/s. */
   videoMaxBitrate?: number;
+  /**
+   * Codecs the browser can send (RTCRtpSender.getCapabilities): an encoding's
+   * `scalabilityMode` is kept only when VP8 lists it. Default: the browser's.
+   */
+  senderCodecs?: (kind: 'audio' | 'video') => CodecLike[] | null;
+  /**
+   * Turn simulcast encodings on only in combinations libwebrtc sends in full
+   * at the capture size (default true; see Conference.sendable): a small
+   * capture then sends its full resolution instead of only the ¼ encoding.
+   */
+  layerLimit?: boolean;
+  /** setConstraints() changes are collected this long before one `constraints` message; default 200 ms. */
+  constraintsDelayMs?: number;
   logger?: Logger;
 }
 
@@ -169,8 +215,10 @@ interface Session {
   pingTimer: TimerHandle | null;
   watchdogTimer: TimerHandle | null;
   readonly disconnectTimers: Map<PcName, TimerHandle>;
-  /** The sender of the published video, for pause-video / resume-video. */
+  /** The sender of the published video, for pause-video / resume-video and `layers`. */
   videoSender: SenderLike | null;
+  /** Pending send of collected constraint changes. */
+  constraintsTimer: TimerHandle | null;
 }
 
 export class Conference {
@@ -208,6 +256,12 @@ export class Conference {
   private wantedLastN: number | null = null;
   /** Whether the server asked us to stop sending video (this session only). */
   private paused = false;
+  /** RIDs from the last `layers` of this session; null = all encodings. */
+  private activeRids: Set<string> | null = null;
+  /** Our constraints per remote participant (setConstraints), re-sent in full after every welcome. */
+  private readonly wantedConstraints = new Map<string, VideoConstraint>();
+  /** What the server was told in this session (the merge of our `constraints` messages). */
+  private readonly sentConstraints = new Map<string, VideoConstraint>();
   /** Serializes getParameters/setParameters on the video sender. */
   private senderChain: Promise<void> = Promise.resolve();
   private readonly localStream: MediaStream | null;
@@ -310,6 +364,48 @@ export class Conference {
     return this.paused;
   }
 
+  /**
+   * The simulcast RIDs the server wants us to send, from the last `layers` of
+   * this session; null = all (no `layers` yet). `videoPaused` still wins.
+   */
+  get videoLayers(): string[] | null {
+    return this.activeRids ? [...this.activeRids] : null;
+  }
+
+  /** Our constraints per remote participant, as given to setConstraints() (participants who left are dropped). */
+  get constraints(): VideoConstraints {
+    return Object.fromEntries([...this.wantedConstraints].map(([id, c]) => [id, { ...c }]));
+  }
+
+  /** What the server has been told in this session: the merge of the `constraints` messages sent. */
+  get constraintsSent(): VideoConstraints {
+    return Object.fromEntries([...this.sentConstraints].map(([id, c]) => [id, { ...c }]));
+  }
+
+  /**
+   * Reports what we render of remote videos: size in device pixels (rounded)
+   * and role. Merged into our constraints; changes are collected for
+   * `constraintsDelayMs` and then sent in one `constraints` message holding
+   * only the participants whose constraint changed. After a reconnect all of
+   * them are sent again. Throws on a negative or non-finite size or an unknown role.
+   */
+  setConstraints(videos: VideoConstraints | ReadonlyMap<string, VideoConstraint>): void {
+    const entries = videos instanceof Map ? [...videos] : Object.entries(videos);
+    const next: [string, VideoConstraint][] = [];
+    for (const [id, c] of entries) next.push([id, normalizeConstraint(id, c)]);
+    if (this.terminal) return;
+    let changed = false;
+    for (const [id, c] of next) {
+      if (id === '' || id === this.ownId) continue;
+      const prev = this.wantedConstraints.get(id);
+      if (prev && sameConstraint(prev, c)) continue;
+      this.wantedConstraints.set(id, c);
+      changed = true;
+    }
+    const s = this.session;
+    if (changed && s?.welcomed) this.scheduleConstraints(s);
+  }
+
   /** Always receive this participant's video (appended to our pins). No effect on our own id. */
   pin(participantId: string): void {
     if (this.terminal || participantId === '' || participantId === this.ownId) return;
@@ -409,7 +505,12 @@ export class Conference {
     ]);
     if (sub) result.inbound = inboundStats(sub, (t, mid) => this.resolveStatsTrack(t, mid));
     if (pub) {
-      result.outbound = outboundStats(pub, (kind) => (kind === 'video' ? this.senderActive(s) : null));
+      const encodings = this.senderEncodings(s);
+      result.outbound = outboundStats(
+        pub,
+        (kind, rid) => (kind === 'video' ? encodingActive(encodings, rid) : null),
+        encodings?.map((e) => e.rid ?? '') ?? [],
+      );
     }
     return result;
   }
@@ -435,6 +536,7 @@ export class Conference {
       watchdogTimer: null,
       disconnectTimers: new Map(),
       videoSender: null,
+      constraintsTimer: null,
     };
     this.session = s;
     ws.onopen = () => {
@@ -505,11 +607,12 @@ export class Conference {
   /** Closes the WebSocket and both peer connections of a session. */
   private teardown(s: Session): void {
     if (this.session === s) this.session = null;
-    for (const t of [s.pingTimer, s.watchdogTimer, ...s.disconnectTimers.values()]) {
+    for (const t of [s.pingTimer, s.watchdogTimer, s.constraintsTimer, ...s.disconnectTimers.values()]) {
       if (t !== null) this.clock.clearTimeout(t);
     }
     s.pingTimer = null;
     s.watchdogTimer = null;
+    s.constraintsTimer = null;
     s.disconnectTimers.clear();
     s.videoSender = null;
     const ws = s.ws;
@@ -581,10 +684,8 @@ export class Conference {
         return;
       case 'answer':
         if (msg.pc !== 'publish') return this.log.warn('ignored answer for', msg.pc);
-        // Encodings may only be settable once negotiated: restate a pause then.
-        void s.publish?.applyAnswer(msg.sdp).then(() => {
-          if (this.paused) this.applySendActive(s);
-        });
+        // Encodings may only be settable once negotiated: restate pause / layers then.
+        void s.publish?.applyAnswer(msg.sdp).then(() => this.applySendActive(s));
         return;
       case 'candidate': {
         const link = msg.pc === 'publish' ? s.publish : s.subscribe;
@@ -618,6 +719,8 @@ export class Conference {
         this.roomState = { lastN: msg.lastN, onStage: [...msg.onStage] };
         this.emitter.emit('room', this.roomSettings as RoomSettings);
         return;
+      case 'layers':
+        return this.setLayers(s, new Set(msg.active));
     }
   }
 
@@ -634,11 +737,16 @@ export class Conference {
     this.reconcile(msg.participants);
     this.setState('connected');
 
-    // A new session sends video until the server says otherwise.
+    // A new session sends video, every encoding, until the server says otherwise.
     if (this.paused) {
       this.paused = false;
       this.emitter.emit('video-paused', { paused: false });
     }
+    if (this.activeRids !== null) {
+      this.activeRids = null;
+      this.emitter.emit('layers', { active: null });
+    }
+    this.sentConstraints.clear();
 
     const config: PeerConnectionConfig = { iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
@@ -654,6 +762,7 @@ export class Conference {
     for (const id of this.offlineUnpins) this.send(s, { type: 'unpin', id });
     this.offlineUnpins.clear();
     for (const id of this.pins) this.send(s, { type: 'pin', id });
+    if (this.wantedConstraints.size > 0) this.sendConstraints(s, [...this.wantedConstraints]);
     if (resumed) this.emitter.emit('reconnected', { id: msg.id, attempts });
   }
 
@@ -718,6 +827,8 @@ export class Conference {
       this.emitter.emit('pinned', { ids: this.pinned });
     }
     if (this.speakerId === id) this.setSpeaker(null);
+    this.wantedConstraints.delete(id);
+    this.sentConstraints.delete(id);
     const tracks = this.remote.get(id);
     if (tracks?.audio) this.dropTrack(id, 'audio');
     if (tracks?.video) this.dropTrack(id, 'video');
@@ -784,13 +895,62 @@ export class Conference {
     const video = stream?.getVideoTracks()[0];
     this.applyLocalEnabled();
     pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams });
-    const vt = pc.addTransceiver(video ?? 'video', {
-      direction: 'sendonly',
-      streams,
-      sendEncodings: [{ maxBitrate: this.opts.videoMaxBitrate ?? 1_500_000 }],
-    });
+    const vt = this.addVideoTransceiver(pc, video ?? 'video', streams);
     this.preferVp8(vt);
     return vt.sender ?? null;
+  }
+
+  /**
+   * The video transceiver with our send encodings. A browser that rejects them
+   * gets them without scalabilityMode, then a single encoding.
+   */
+  private addVideoTransceiver(
+    pc: PeerConnectionLike,
+    trackOrKind: MediaStreamTrack | 'video',
+    streams: MediaStream[],
+  ): TransceiverLike {
+    const single: SendEncodingLike[] = [{ maxBitrate: this.opts.videoMaxBitrate ?? SINGLE_ENCODING_MAX_BITRATE }];
+    const wanted = this.videoEncodings();
+    const attempts: SendEncodingLike[][] = [wanted];
+    if (wanted.some((e) => e.scalabilityMode !== undefined)) {
+      attempts.push(wanted.map(({ scalabilityMode: _, ...rest }) => rest));
+    }
+    if (wanted.length > 1) attempts.push(single);
+    for (const [i, list] of attempts.entries()) {
+      // Encodings the browser would not send at the capture size start off (see sendable).
+      const on = this.sendable(list, list.map((e) => e.active ?? true));
+      const sendEncodings = list.map((e, k) => (on[k] || e.active === false ? e : { ...e, active: false }));
+      const init = { direction: 'sendonly', streams, sendEncodings } as RTCRtpTransceiverInit;
+      if (i === attempts.length - 1) return pc.addTransceiver(trackOrKind, init);
+      try {
+        return pc.addTransceiver(trackOrKind, init);
+      } catch (err) {
+        this.log.warn('video send encodings rejected, trying simpler ones', err);
+      }
+    }
+    return pc.addTransceiver(trackOrKind, { direction: 'sendonly', streams });
+  }
+
+  /** The video send encodings to offer, `scalabilityMode` kept only where the browser lists it for VP8. */
+  private videoEncodings(): SendEncodingLike[] {
+    const base =
+      this.opts.videoEncodings ??
+      (this.opts.simulcast === false
+        ? [{ maxBitrate: this.opts.videoMaxBitrate ?? SINGLE_ENCODING_MAX_BITRATE }]
+        : SIMULCAST_ENCODINGS);
+    let modes: Set<string> | null = null;
+    try {
+      const codecs = (this.opts.senderCodecs ?? browserSenderCodecs)('video') ?? [];
+      const vp8 = codecs.filter((c) => c.mimeType.toLowerCase() === 'video/vp8');
+      modes = new Set(vp8.flatMap((c) => (Array.isArray(c.scalabilityModes) ? c.scalabilityModes : [])));
+    } catch (err) {
+      this.log.debug('sender capabilities', err);
+    }
+    return base.map((e) => {
+      const copy: SendEncodingLike = { ...e };
+      if (copy.scalabilityMode !== undefined && !modes?.has(copy.scalabilityMode)) delete copy.scalabilityMode;
+      return copy;
+    });
   }
 
   // ---- speaker and video pausing -------------------------------------------
@@ -809,10 +969,60 @@ export class Conference {
     this.applySendActive(s);
   }
 
+  private setLayers(s: Session, active: Set<string>): void {
+    const prev = this.activeRids;
+    const same = prev !== null && prev.size === active.size && [...active].every((r) => prev.has(r));
+    if (!same) {
+      this.activeRids = active;
+      this.emitter.emit('layers', { active: [...active] });
+    }
+    this.applySendActive(s);
+  }
+
   /**
-   * Sets every encoding of the video sender to `active = !paused` without
-   * renegotiating; the camera (and the local preview) keeps running. Steps are
-   * serialized and read the wanted state when they run, so the last word wins.
+   * The wanted `active` flag of each encoding: none while paused; otherwise
+   * every encoding until the first `layers` of the session, then those whose
+   * RID it lists (an encoding without RID — a single one — always); then
+   * reduced to what the browser can send at the capture size (sendable()).
+   */
+  private wantedActive(encodings: readonly SendEncodingLike[]): boolean[] {
+    if (this.paused) return encodings.map(() => false);
+    const rids = this.activeRids;
+    return this.sendable(
+      encodings,
+      encodings.map((e) => rids === null || !hasRid(e) || rids.has(e.rid as string)),
+    );
+  }
+
+  /**
+   * libwebrtc (Chromium, Safari) configures only the first max(L, i+1)
+   * simulcast encodings, i the index of the first active one and L its layer
+   * limit for the capture size (3 from 960×540 up, 2 from 480×270, else 1):
+   * with all three active, a 320×180 capture sends only the ¼ encoding
+   * (80×45) and a 640×480 one only ¼ and ½. A wanted set it would cut short is
+   * replaced by its highest-resolution encoding alone, which is always sent
+   * in full. Unchanged with layerLimit off, for a single encoding, or when the
+   * capture size is unknown.
+   */
+  private sendable(encodings: readonly SendEncodingLike[], want: boolean[]): boolean[] {
+    if (this.opts.layerLimit === false || encodings.filter(hasRid).length < 2) return want;
+    const on = want.flatMap((w, i) => (w ? [i] : []));
+    if (on.length <= 1) return want;
+    const size = captureSize(this.localStream);
+    if (!size) return want;
+    const limit = simulcastLayerLimit(size.width, size.height);
+    if ((on.at(-1) as number) < limit) return want;
+    const top = on.reduce((best, i) =>
+      (encodings[i]?.scaleResolutionDownBy ?? 1) <= (encodings[best]?.scaleResolutionDownBy ?? 1) ? i : best,
+    );
+    return encodings.map((_, i) => i === top);
+  }
+
+  /**
+   * Sets the `active` flag of every encoding of the video sender from the
+   * pause state and the last `layers`, without renegotiating; the camera (and
+   * the local preview) keeps running. Steps are serialized and read the wanted
+   * state when they run, so the last word wins.
    */
   private applySendActive(s: Session): void {
     const sender = s.videoSender;
@@ -820,13 +1030,15 @@ export class Conference {
     this.senderChain = this.senderChain
       .then(async () => {
         if (s !== this.session || s.videoSender !== sender) return;
-        const active = !this.paused;
         // getParameters and setParameters in the same task, as browsers require.
         const params = sender.getParameters();
         const encodings = params.encodings ?? [];
         if (encodings.length === 0) return; // not negotiated yet: retried after the answer
-        if (encodings.every((e) => (e.active ?? true) === active)) return;
-        for (const e of encodings) e.active = active;
+        const wanted = this.wantedActive(encodings);
+        if (encodings.every((e, i) => (e.active ?? true) === wanted[i])) return;
+        encodings.forEach((e, i) => {
+          e.active = wanted[i];
+        });
         await sender.setParameters(params);
       })
       .catch((err: unknown) => {
@@ -834,17 +1046,47 @@ export class Conference {
       });
   }
 
-  /** Whether any encoding of the video sender is active; null when unknown. */
-  private senderActive(s: Session): boolean | null {
+  /** The video sender's current encodings; null when unknown. */
+  private senderEncodings(s: Session): SendEncodingLike[] | null {
     const sender = s.videoSender;
     if (!sender) return null;
     try {
       const encodings = sender.getParameters().encodings ?? [];
-      if (encodings.length === 0) return null;
-      return encodings.some((e) => e.active ?? true);
+      return encodings.length === 0 ? null : encodings;
     } catch {
       return null;
     }
+  }
+
+  // ---- constraints ---------------------------------------------------------
+
+  /** Sends the collected constraint changes after constraintsDelayMs (one pending send at a time). */
+  private scheduleConstraints(s: Session): void {
+    if (s.constraintsTimer !== null) return;
+    const delay = this.opts.constraintsDelayMs ?? 200;
+    if (delay <= 0) return this.flushConstraints(s);
+    s.constraintsTimer = this.clock.setTimeout(() => {
+      s.constraintsTimer = null;
+      this.flushConstraints(s);
+    }, delay);
+  }
+
+  private flushConstraints(s: Session): void {
+    if (s !== this.session || !s.welcomed || this.terminal) return;
+    const changed = [...this.wantedConstraints].filter(([id, c]) => {
+      const sent = this.sentConstraints.get(id);
+      return !sent || !sameConstraint(sent, c);
+    });
+    if (changed.length > 0) this.sendConstraints(s, changed);
+  }
+
+  private sendConstraints(s: Session, entries: [string, VideoConstraint][]): void {
+    const videos: VideoConstraints = {};
+    for (const [id, c] of entries) {
+      videos[id] = { ...c };
+      this.sentConstraints.set(id, { ...c });
+    }
+    this.send(s, { type: 'constraints', videos });
   }
 
   private preferVp8(t: TransceiverLike): void {
@@ -947,5 +1189,63 @@ export class Conference {
     }
     if (mid !== undefined) return this.midIndex.get(mid);
     return undefined;
+  }
+}
+
+function normalizeConstraint(id: string, c: VideoConstraint): VideoConstraint {
+  const bad = (what: string) => new TypeError(`Conference.setConstraints: ${id}: ${what}`);
+  if (typeof c !== 'object' || c === null) throw bad('not an object');
+  const size = (v: unknown, k: string) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw bad(`${k} must be a number ≥ 0`);
+    return Math.round(v);
+  };
+  const out: VideoConstraint = { width: size(c.width, 'width'), height: size(c.height, 'height') };
+  if (c.role !== undefined) {
+    if (c.role !== 'stage' && c.role !== 'thumbnail') throw bad(`unknown role ${String(c.role)}`);
+    out.role = c.role;
+  }
+  return out;
+}
+
+function sameConstraint(a: VideoConstraint, b: VideoConstraint): boolean {
+  return a.width === b.width && a.height === b.height && a.role === b.role;
+}
+
+/**
+ * Whether the sender's encoding with this RID is active (any encoding when the
+ * stats entry has no RID); null when unknown.
+ */
+function encodingActive(encodings: SendEncodingLike[] | null, rid: string | null): boolean | null {
+  if (!encodings) return null;
+  if (rid === null) return encodings.some((e) => e.active ?? true);
+  const e = encodings.find((x) => x.rid === rid);
+  return e ? (e.active ?? true) : null;
+}
+
+function hasRid(e: SendEncodingLike): boolean {
+  return typeof e.rid === 'string' && e.rid !== '';
+}
+
+/** How many simulcast layers libwebrtc sends for a VP8 capture of this size. */
+export function simulcastLayerLimit(width: number, height: number): number {
+  const px = width * height;
+  if (px >= 960 * 540) return 3;
+  if (px >= 480 * 270) return 2;
+  return 1;
+}
+
+/** The capture size of the local video track, when the browser tells it. */
+function captureSize(stream: MediaStream | null): { width: number; height: number } | null {
+  const track = stream?.getVideoTracks()[0] as
+    | { getSettings?: () => { width?: number; height?: number } }
+    | undefined;
+  if (!track || typeof track.getSettings !== 'function') return null;
+  try {
+    const { width, height } = track.getSettings();
+    return typeof width === 'number' && typeof height === 'number' && width > 0 && height > 0
+      ? { width, height }
+      : null;
+  } catch {
+    return null;
   }
 }

@@ -35,12 +35,17 @@ export interface CodecLike {
   clockRate: number;
   channels?: number;
   sdpFmtpLine?: string;
+  /** RTCRtpSender.getCapabilities only (Chromium): the scalability modes the encoder supports. */
+  scalabilityModes?: string[];
 }
 
 /** One encoding of RTCRtpSendParameters (the fields the client touches). */
 export interface SendEncodingLike {
+  rid?: string;
   active?: boolean;
   maxBitrate?: number;
+  scaleResolutionDownBy?: number;
+  scalabilityMode?: string;
   [key: string]: unknown;
 }
 
@@ -122,6 +127,13 @@ export function browserCodecs(kind: 'audio' | 'video'): CodecLike[] | null {
   const R = (globalThis as { RTCRtpReceiver?: typeof RTCRtpReceiver }).RTCRtpReceiver;
   if (!R || typeof R.getCapabilities !== 'function') return null;
   return R.getCapabilities(kind)?.codecs ?? null;
+}
+
+/** Codecs the browser can send for `kind` (RTCRtpSender.getCapabilities), for feature detection. */
+export function browserSenderCodecs(kind: 'audio' | 'video'): CodecLike[] | null {
+  const S = (globalThis as { RTCRtpSender?: typeof RTCRtpSender }).RTCRtpSender;
+  if (!S || typeof S.getCapabilities !== 'function') return null;
+  return (S.getCapabilities(kind)?.codecs as CodecLike[] | undefined) ?? null;
 }
 
 /** `ws(s)://<host>/ws` for the page's own origin. */

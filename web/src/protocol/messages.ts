@@ -113,6 +113,22 @@ export interface RoomSettingsMessage {
   onStage?: string[];
 }
 
+/** Role of a remote video in the layout (docs/protocol.md, "Simulcast"). */
+export type VideoRole = 'stage' | 'thumbnail';
+
+/** What the client renders of one remote video: device pixels (CSS size × devicePixelRatio). */
+export interface VideoConstraint {
+  width: number;
+  height: number;
+  role?: VideoRole;
+}
+
+/** The rendered size (and role) of remote videos; participants left out keep their previous constraint. */
+export interface ConstraintsMessage {
+  type: 'constraints';
+  videos: Record<string, VideoConstraint>;
+}
+
 export type ClientMessage =
   | JoinMessage
   | OfferMessage
@@ -124,7 +140,8 @@ export type ClientMessage =
   | PinMessage
   | UnpinMessage
   | SetLastNMessage
-  | RoomSettingsMessage;
+  | RoomSettingsMessage
+  | ConstraintsMessage;
 
 // ---- server → client -------------------------------------------------------
 
@@ -215,6 +232,15 @@ export interface RoomMessage {
   onStage: string[];
 }
 
+/**
+ * Which of our own simulcast encodings (by RID) some receiver needs: keep
+ * those active and the others `active: false`. `pause-video` still wins.
+ */
+export interface LayersMessage {
+  type: 'layers';
+  active: string[];
+}
+
 export type ServerMessage =
   | WelcomeMessage
   | OfferMessage
@@ -230,7 +256,8 @@ export type ServerMessage =
   | ForwardedMessage
   | PauseVideoMessage
   | ResumeVideoMessage
-  | RoomMessage;
+  | RoomMessage
+  | LayersMessage;
 
 export type ServerMessageType = ServerMessage['type'];
 
@@ -417,6 +444,14 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       const lastN = lastNField(v, 'lastN');
       if (onStage === undefined || lastN === undefined) return undefined;
       return { type: 'room', lastN, onStage: [...new Set(onStage)] };
+    }
+    case 'layers': {
+      // A missing list is malformed (it would silently turn every encoding
+      // off); `null` is Go's nil slice, the empty list.
+      if (v['active'] === undefined) return undefined;
+      const active = idList(v['active']);
+      if (active === undefined) return undefined;
+      return { type: 'layers', active: [...new Set(active)] };
     }
     default:
       return undefined;

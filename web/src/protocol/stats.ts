@@ -20,11 +20,20 @@ export interface InboundStats {
   nackCount: number;
   jitter: number;
   packetsLost: number;
+  /** Total time frozen, in seconds (when the browser reports it). */
+  totalFreezesDuration?: number;
+  /** Keyframes decoded (when the browser reports it). */
+  keyFramesDecoded?: number;
 }
 
-/** One outbound-rtp entry of the publish connection. */
+/**
+ * One outbound-rtp entry of the publish connection: with simulcast, one per
+ * encoding (RID).
+ */
 export interface OutboundStats {
   kind: MediaKind;
+  /** The simulcast encoding's RID; null for audio and a single encoding. */
+  rid: string | null;
   packetsSent: number;
   bytesSent: number;
   framesEncoded: number;
@@ -37,10 +46,13 @@ export interface OutboundStats {
   retransmittedPacketsSent: number;
   targetBitrate: number;
   qualityLimitationReason: string;
+  /** E.g. `L1T3`; '' when not reported. */
+  scalabilityMode: string;
   /**
    * Whether the encoding is sending: the entry's own `active` when the browser
-   * reports it, else the sender's encoding parameters; null when unknown.
-   * False while the video is paused (pause-video).
+   * reports it, else the sender's encoding parameters (of this RID); null when
+   * unknown. False while the video is paused (pause-video) and for encodings
+   * left out of the last `layers`.
    */
   active: boolean | null;
 }
@@ -92,7 +104,7 @@ export function inboundStats(
     const mid = typeof e['mid'] === 'string' ? e['mid'] : undefined;
     const ref = resolve(trackId, mid);
     if (!ref) return;
-    out.push({
+    const row: InboundStats = {
       participantId: ref.participantId,
       kind: kindOf(e) ?? ref.kind,
       trackId: trackId ?? '',
@@ -107,7 +119,12 @@ export function inboundStats(
       nackCount: num(e, 'nackCount'),
       jitter: num(e, 'jitter'),
       packetsLost: num(e, 'packetsLost'),
-    });
+    };
+    for (const k of ['totalFreezesDuration', 'keyFramesDecoded'] as const) {
+      const v = e[k];
+      if (typeof v === 'number' && Number.isFinite(v)) row[k] = v;
+    }
+    out.push(row);
   });
   out.sort((a, b) =>
     a.participantId === b.participantId
@@ -119,19 +136,24 @@ export function inboundStats(
 
 /**
  * Outbound entries of the publish connection. `activeOf` gives the sender's
- * encoding state of a kind for entries that do not carry `active` themselves.
+ * encoding state of a kind (and RID) for entries that do not carry `active`
+ * themselves. Rows are sorted by kind, then by the position of their RID in
+ * `ridOrder` (the sender's encodings), then by RID.
  */
 export function outboundStats(
   report: StatsReportLike,
-  activeOf: (kind: MediaKind) => boolean | null = () => null,
+  activeOf: (kind: MediaKind, rid: string | null) => boolean | null = () => null,
+  ridOrder: readonly string[] = [],
 ): OutboundStats[] {
   const out: OutboundStats[] = [];
   report.forEach((e) => {
     if (e['type'] !== 'outbound-rtp') return;
     const kind = kindOf(e);
     if (!kind) return;
+    const rid = typeof e['rid'] === 'string' && e['rid'] !== '' ? e['rid'] : null;
     out.push({
       kind,
+      rid,
       packetsSent: num(e, 'packetsSent'),
       bytesSent: num(e, 'bytesSent'),
       framesEncoded: num(e, 'framesEncoded'),
@@ -145,9 +167,18 @@ export function outboundStats(
       targetBitrate: num(e, 'targetBitrate'),
       qualityLimitationReason:
         typeof e['qualityLimitationReason'] === 'string' ? e['qualityLimitationReason'] : '',
-      active: typeof e['active'] === 'boolean' ? e['active'] : activeOf(kind),
+      scalabilityMode: typeof e['scalabilityMode'] === 'string' ? e['scalabilityMode'] : '',
+      active: typeof e['active'] === 'boolean' ? e['active'] : activeOf(kind, rid),
     });
   });
-  out.sort((a, b) => a.kind.localeCompare(b.kind));
+  const pos = (rid: string | null) => {
+    if (rid === null) return -1;
+    const i = ridOrder.indexOf(rid);
+    return i < 0 ? ridOrder.length : i;
+  };
+  out.sort(
+    (a, b) =>
+      a.kind.localeCompare(b.kind) || pos(a.rid) - pos(b.rid) || (a.rid ?? '').localeCompare(b.rid ?? ''),
+  );
   return out;
 }

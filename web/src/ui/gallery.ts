@@ -1,9 +1,12 @@
-// The tiles of the conference page: one large "stage" tile (the dominant
-// speaker) above a strip of thumbnails. It follows the protocol library's
-// events only: participants and tracks, speaker, forwarded set, pins and the
-// paused state of our own video. Clicking a remote tile pins / unpins it.
+// The tiles of the conference page: one large "stage" tile (a pinned
+// participant, else the dominant speaker) above a strip of thumbnails. It
+// follows the protocol library's events only: participants and tracks,
+// speaker, forwarded set, pins and the paused state of our own video.
+// Clicking a remote tile pins it and puts it on stage; clicking the pinned
+// stage tile unpins it. It reports the rendered size and role of every remote
+// video to the library (Conference.setConstraints) for simulcast.
 
-import type { Conference, Participant } from '../protocol';
+import type { Conference, Participant, VideoConstraints } from '../protocol';
 import { h } from './dom';
 import { bestGrid, chooseStage } from './layout';
 import { Tile } from './tile';
@@ -15,6 +18,15 @@ export interface GalleryOptions {
   localStream: MediaStream | null;
   /** Called with true when autoplay policy blocked some remote audio, false once none is. */
   onSoundBlocked?: (blocked: boolean) => void;
+  /** Rendered size of an element in CSS pixels; default getBoundingClientRect. */
+  measure?: (el: HTMLElement) => { width: number; height: number };
+  /** Device pixels per CSS pixel; default window.devicePixelRatio. */
+  pixelRatio?: () => number;
+}
+
+function boundingSize(el: HTMLElement): { width: number; height: number } {
+  const r = el.getBoundingClientRect();
+  return { width: r.width, height: r.height };
 }
 
 export class Gallery {
@@ -30,10 +42,17 @@ export class Gallery {
   private readonly onSoundBlocked: (blocked: boolean) => void;
   /** The remote participant on stage; null = the local tile (nobody else here). */
   private stageId: string | null = null;
+  /** The participant put on stage by stage() (or a click); pinned while staged. */
+  private stagedId: string | null = null;
+  private readonly measure: (el: HTMLElement) => { width: number; height: number };
+  private readonly pixelRatio: () => number;
+  private readonly tileObserver: ResizeObserver | null = null;
 
   constructor(opts: GalleryOptions) {
     this.conference = opts.conference;
     this.onSoundBlocked = opts.onSoundBlocked ?? (() => {});
+    this.measure = opts.measure ?? boundingSize;
+    this.pixelRatio = opts.pixelRatio ?? (() => globalThis.devicePixelRatio || 1);
     this.spotlight = h('div', { class: 'spotlight' });
     this.strip = h('div', { class: 'strip' });
     this.el = h('main', { class: 'gallery' }, this.spotlight, this.strip);
@@ -44,11 +63,31 @@ export class Gallery {
 
     if (typeof ResizeObserver === 'function') {
       new ResizeObserver(() => this.relayout()).observe(this.spotlight);
+      this.tileObserver = new ResizeObserver(() => this.reportConstraints());
     }
+    this.watchPixelRatio();
     this.listen();
     // Participants already known (the conference may have started before us).
     for (const p of this.conference.participants.values()) this.addTile(p);
     this.update();
+  }
+
+  /** Reports again when the device pixel ratio changes (zoom, another screen): no resize is observed then. */
+  private watchPixelRatio(): void {
+    if (typeof globalThis.matchMedia !== 'function') return;
+    try {
+      const mq = globalThis.matchMedia(`(resolution: ${this.pixelRatio() || 1}dppx)`);
+      mq.addEventListener(
+        'change',
+        () => {
+          this.reportConstraints();
+          this.watchPixelRatio();
+        },
+        { once: true },
+      );
+    } catch {
+      // no media queries: sizes are still reported on every resize
+    }
   }
 
   /** Retries remote audio playback (after a user gesture). */
@@ -59,6 +98,28 @@ export class Gallery {
   /** The remote participant shown large, or null when the local tile is. */
   get stage(): string | null {
     return this.stageId;
+  }
+
+  /**
+   * Pins a remote participant and shows them large (what a click on their tile
+   * does); they keep the stage over the dominant speaker until unstage(). The
+   * participant staged before is unpinned.
+   */
+  putOnStage(id: string): void {
+    const c = this.conference;
+    if (id === '' || id === c.id) return;
+    const before = this.stagedId;
+    this.stagedId = id;
+    c.pin(id); // first: the `pinned` events below must already list it
+    if (before !== null && before !== id) c.unpin(before);
+    this.update();
+  }
+
+  /** Unpins a participant; the stage returns to the other pins or the dominant speaker. */
+  unstage(id: string): void {
+    if (this.stagedId === id) this.stagedId = null;
+    this.conference.unpin(id);
+    this.update();
   }
 
   /** Fits the stage tile into the spotlight. */
@@ -93,7 +154,11 @@ export class Gallery {
     });
     c.on('speaker', () => this.update());
     c.on('forwarded', () => this.update());
-    c.on('pinned', () => this.update());
+    c.on('pinned', ({ ids }) => {
+      // Unpinned through the library (or gone): no longer staged.
+      if (this.stagedId !== null && !ids.includes(this.stagedId)) this.stagedId = null;
+      this.update();
+    });
     c.on('video-paused', ({ paused }) => this.localTile.setPaused(paused));
   }
 
@@ -102,9 +167,10 @@ export class Gallery {
     const created = !tile;
     if (!tile) {
       const id = p.id;
-      const t = new Tile({ name: p.name, participantId: id, onActivate: () => this.togglePin(id) });
+      const t = new Tile({ name: p.name, participantId: id, onActivate: () => this.activate(id) });
       tile = t;
       this.tiles.set(id, t);
+      this.tileObserver?.observe(t.el);
       const tracks = this.conference.tracks(id);
       t.setVideoTrack(tracks.video?.track ?? null);
       void t.setAudioTrack(tracks.audio?.track ?? null).then((ok) => this.audioResult(t, ok));
@@ -118,14 +184,17 @@ export class Gallery {
     const tile = this.tiles.get(id);
     if (!tile) return;
     this.tiles.delete(id);
+    this.tileObserver?.unobserve(tile.el);
+    if (this.stagedId === id) this.stagedId = null;
     this.audioResult(tile, true);
     tile.destroy();
     this.update();
   }
 
-  private togglePin(id: string): void {
-    if (this.conference.pinned.includes(id)) this.conference.unpin(id);
-    else this.conference.pin(id);
+  /** A click on a remote tile: the pinned stage tile is unpinned, any other one put on stage. */
+  private activate(id: string): void {
+    if (this.stageId === id && this.conference.pinned.includes(id)) this.unstage(id);
+    else this.putOnStage(id);
   }
 
   private audioResult(tile: Tile, ok: boolean): void {
@@ -151,6 +220,8 @@ export class Gallery {
       self,
       present: [...this.tiles.keys()],
       forwarded: c.forwarded,
+      pinned: c.pinned,
+      staged: this.stagedId,
     });
 
     for (const [id, tile] of this.tiles) {
@@ -173,6 +244,28 @@ export class Gallery {
       for (const t of [this.localTile, ...this.tiles.values()]) t.replay();
     }
     this.relayout();
+    this.reportConstraints();
+  }
+
+  /**
+   * Tells the library what we render of each remote video: its size in device
+   * pixels and `stage` for the large tile, `thumbnail` for the others. A video
+   * outside the forwarded set (hidden) counts as a thumbnail of its tile's
+   * size; tiles not laid out (zero size) are left out. The library sends only
+   * changes, collected over a short delay.
+   */
+  reportConstraints(): void {
+    const dpr = this.pixelRatio() || 1;
+    const videos: VideoConstraints = {};
+    for (const [id, tile] of this.tiles) {
+      const shown = this.conference.isForwarded(id);
+      const size = this.measure(tile.sizeElement);
+      const width = Math.round(size.width * dpr);
+      const height = Math.round(size.height * dpr);
+      if (!(width > 0 && height > 0)) continue;
+      videos[id] = { width, height, role: shown && id === this.stageId ? 'stage' : 'thumbnail' };
+    }
+    if (Object.keys(videos).length > 0) this.conference.setConstraints(videos);
   }
 }
 

@@ -35,19 +35,31 @@ export interface StageInput {
   present: readonly string[];
   /** Whose video we receive, in priority order; null when unknown. */
   forwarded: readonly string[] | null;
+  /** Our pins, oldest first. */
+  pinned?: readonly string[];
+  /** The participant the user put on stage (clicked; pinned too); null when none. */
+  staged?: string | null;
 }
 
 /**
- * The remote participant to show large. Preferably someone whose video we
- * receive: the dominant speaker; when that is ourselves, nobody or someone
- * not present, the previous occupant; failing that the first forwarded
- * participant. Only when none of those has video: the speaker, the previous
- * occupant, the first present participant (as a name tile). null means nobody
- * else is here (the local tile takes the stage).
+ * The remote participant to show large. A pin beats the dominant speaker: the
+ * participant the user put on stage, else the most recently pinned one whose
+ * video we receive, else the most recently pinned one. Without pins,
+ * preferably someone whose video we receive: the dominant speaker; when that
+ * is ourselves, nobody or someone not present, the previous occupant; failing
+ * that the first forwarded participant. Only when none of those has video: the
+ * speaker, the previous occupant, the first present participant (as a name
+ * tile). null means nobody else is here (the local tile takes the stage).
  */
 export function chooseStage(i: StageInput): string | null {
-  const here = (id: string | null): id is string => id !== null && id !== i.self && i.present.includes(id);
+  const here = (id: string | null | undefined): id is string =>
+    id !== null && id !== undefined && id !== i.self && i.present.includes(id);
   const video = (id: string) => i.forwarded === null || i.forwarded.includes(id);
+  if (here(i.staged)) return i.staged;
+  const pins = (i.pinned ?? []).filter(here).reverse();
+  const pinWithVideo = pins.find(video);
+  if (pinWithVideo !== undefined) return pinWithVideo;
+  if (pins[0] !== undefined) return pins[0];
   if (here(i.speaker) && video(i.speaker)) return i.speaker;
   if (here(i.previous) && video(i.previous)) return i.previous;
   const firstForwarded = i.forwarded?.find((id) => here(id));

@@ -6,6 +6,8 @@
 //   /<room>                   join form with the room prefilled
 //   optional `video=WxH` (e.g. video=320x180) sets the requested camera size
 //   (default 1280x720); it is carried over by the join form.
+//   optional `simulcast=0` publishes one video encoding instead of the three
+//   simulcast ones (q/h/f; Chromium sends fewer for small captures).
 //
 // DOM contract (used by end-to-end tests; keep it stable):
 //   .tile.local                         the local preview tile (no data-participant-id)
@@ -16,14 +18,18 @@
 //   .tile audio                         remote tiles only: the participant's audio
 //   .tile.audio-muted / .tile.video-muted   the participant's mute state
 //   .tile.no-video                      no video track attached yet
-//   .tile.stage                         the tile shown large (exactly one): the dominant
-//                                       speaker; when that is yourself or nobody, the
-//                                       previous occupant (else the first forwarded
+//   .tile.stage                         the tile shown large (exactly one): the participant
+//                                       you put on stage (click / podium.stage), else your
+//                                       latest pin (one whose video you receive first), else
+//                                       the dominant speaker; when that is yourself or nobody,
+//                                       the previous occupant (else the first forwarded
 //                                       participant); the local tile when alone
 //   .tile.speaking                      the dominant speaker's tile (the local one too)
 //   .tile.pinned                        a participant you pinned (shows a pin badge);
-//                                       click (or Enter/Space on) a remote tile to
-//                                       pin / unpin it; the local tile is not pinnable
+//                                       click (or Enter/Space on) a remote tile to pin it
+//                                       and put it on stage (unpinning the one staged before);
+//                                       click the pinned stage tile to unpin it; the local
+//                                       tile is not pinnable
 //   .tile.not-forwarded                 a participant outside your `forwarded` set: its
 //                                       <video> is hidden (hidden attribute) and the
 //                                       name/avatar shows; absent before any `forwarded`
@@ -47,9 +53,19 @@
 //                     pinned: () => your pins, pin(id), unpin(id),
 //                     setLastN(n) (n ≥ 0, or -1 for all),
 //                     videoPaused: () => whether the server paused your video,
-//                     roomSettings: () => {lastN, onStage} or null }
-//   stats().outbound rows carry bytesSent, framesEncoded and `active` (false while the
-//   video encoding is paused; null when the browser does not say).
+//                     layers: () => RIDs from the last `layers` message, or null (all),
+//                     roomSettings: () => {lastN, onStage} or null,
+//                     stage(id): pin id and show it large, unstage(id): unpin it,
+//                     constraints: () => {<id>: {width, height, role}} as last sent to
+//                                      the server in this session (merged) }
+//   stats().outbound rows, one per video encoding with simulcast: kind, rid (null for
+//   audio / a single encoding), active (false while paused or left out of `layers`;
+//   null when unknown), frameWidth, frameHeight, bytesSent, framesEncoded,
+//   qualityLimitationReason, scalabilityMode. stats().inbound rows: participantId,
+//   kind, frameWidth, frameHeight, framesDecoded, freezeCount, pliCount, and
+//   totalFreezesDuration / keyFramesDecoded when the browser reports them.
+//   Remote videos' rendered sizes (device pixels) and roles (stage / thumbnail) are
+//   sent as `constraints`, debounced (200 ms), only what changed.
 
 import { showJoinForm } from './form';
 import { showRoom } from './room';
@@ -63,7 +79,7 @@ function main(): void {
     return;
   }
   const home = () => location.assign('/');
-  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, home }).catch((err: unknown) => {
+  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, home }).catch((err: unknown) => {
     console.error('[podium]', err);
     root.textContent = `Podium failed to start: ${String(err)}`;
   });

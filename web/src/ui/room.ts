@@ -1,6 +1,12 @@
 // The conference page. It only consumes the protocol library's API and events.
 
-import { Conference, type ConnectionState, type PcName, type RoomSettings } from '../protocol';
+import {
+  Conference,
+  type ConnectionState,
+  type PcName,
+  type RoomSettings,
+  type VideoConstraints,
+} from '../protocol';
 import { h, icon, icons } from './dom';
 import { Gallery } from './gallery';
 import { lastNControl } from './lastn';
@@ -10,6 +16,8 @@ export interface RoomOptions {
   room: string;
   name: string;
   videoSize: VideoSize;
+  /** Publish three simulcast encodings (default) or one. */
+  simulcast?: boolean;
   /** Called when the user wants to go back to the start page. */
   home(): void;
 }
@@ -34,6 +42,16 @@ declare global {
       videoPaused: () => boolean;
       /** The room's settings from the last `room` message. */
       roomSettings: () => RoomSettings | null;
+      /** RIDs of our encodings the server wants (last `layers`); null = all. */
+      layers: () => string[] | null;
+      /** Pins a participant and shows them large (as a click on their tile). */
+      stage: (id: string) => void;
+      /** Unpins a participant; the stage returns to the dominant-speaker rule. */
+      unstage: (id: string) => void;
+      /** The constraints the server was told in this session (merged). */
+      constraints: () => VideoConstraints;
+      /** The remote participant shown large, null when the local tile is. */
+      onStage: () => string | null;
     };
   }
 }
@@ -45,7 +63,12 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   const hasAudio = (stream?.getAudioTracks().length ?? 0) > 0;
   const hasVideo = (stream?.getVideoTracks().length ?? 0) > 0;
 
-  const conference = new Conference({ room: opts.room, name: opts.name, localStream: stream });
+  const conference = new Conference({
+    room: opts.room,
+    name: opts.name,
+    localStream: stream,
+    simulcast: opts.simulcast ?? true,
+  });
   window.podium = {
     conference,
     stats: () => conference.stats(),
@@ -59,6 +82,12 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     setLastN: (n) => conference.setLastN(n),
     videoPaused: () => conference.videoPaused,
     roomSettings: () => conference.roomSettings,
+    layers: () => conference.videoLayers,
+    constraints: () => conference.constraintsSent,
+    // The gallery exists by the time a test calls these.
+    stage: (id) => gallery.putOnStage(id),
+    unstage: (id) => gallery.unstage(id),
+    onStage: () => gallery.stage,
   };
 
   // ---- static structure ----

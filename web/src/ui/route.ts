@@ -16,7 +16,12 @@ export function isValidName(name: string): boolean {
 
 export type Route =
   | { page: 'form'; room: string; name: string; video: string | null; error: string | null }
-  | { page: 'room'; room: string; name: string; videoSize: VideoSize };
+  | { page: 'room'; room: string; name: string; videoSize: VideoSize; simulcast: boolean };
+
+/** `simulcast=0` (or `false`, `off`, `no`) publishes a single video encoding. */
+export function parseSimulcast(param: string | null): boolean {
+  return !['0', 'false', 'off', 'no'].includes((param ?? '').trim().toLowerCase());
+}
 
 export function route(pathname: string, search: string): Route {
   const params = new URLSearchParams(search);
@@ -47,7 +52,7 @@ export function route(pathname: string, search: string): Route {
       error: name === '' ? null : 'Names are 1–64 printable characters.',
     };
   }
-  return { page: 'room', room, name, videoSize: parseVideoSize(video) };
+  return { page: 'room', room, name, videoSize: parseVideoSize(video), simulcast: parseSimulcast(params.get('simulcast')) };
 }
 
 /** `/<room>?name=<name>[&video=WxH]` */

@@ -7,7 +7,7 @@ export interface TileOptions {
   name: string;
   /** Remote participant id; absent for the local tile. */
   participantId?: string;
-  /** Makes the tile a button (click, Enter or Space): pin / unpin. */
+  /** Makes the tile a button (click, Enter or Space): put on stage (pin) / unpin. */
   onActivate?: () => void;
 }
 
@@ -89,6 +89,7 @@ export class Tile {
   /** Shown large. */
   setStage(on: boolean): void {
     this.el.classList.toggle('stage', on);
+    this.updateTitle();
   }
 
   /** The dominant speaker. */
@@ -114,6 +115,14 @@ export class Tile {
     if (this.pausedNote) this.pausedNote.hidden = !on;
   }
 
+  /**
+   * The element whose rendered size is what we show of this participant's
+   * video: the <video> while shown, else the tile (the video fills it).
+   */
+  get sizeElement(): HTMLElement {
+    return this.video.hidden ? this.el : this.video;
+  }
+
   /** Restarts video playback after the tile moved in the DOM. */
   replay(): void {
     if (this.video.srcObject) this.video.play()?.catch(() => {});
@@ -121,9 +130,14 @@ export class Tile {
 
   private updateTitle(): void {
     if (!this.pinnable) return;
-    this.el.title = this.el.classList.contains('pinned')
-      ? `Unpin ${this.name}`
-      : `Pin ${this.name} (always receive their video)`;
+    const pinned = this.el.classList.contains('pinned');
+    const stage = this.el.classList.contains('stage');
+    this.el.title =
+      pinned && stage
+        ? `Unpin ${this.name}`
+        : pinned
+          ? `Show ${this.name} large`
+          : `Pin ${this.name}: show large and always receive their video`;
   }
 
   setMuted(audioMuted: boolean, videoMuted: boolean): void {
