@@ -51,6 +51,25 @@ type DownTrack struct {
 	writeRTCP     func([]rtcp.Packet) error // the receiver connection's, for sender reports
 	sentPackets   uint32
 	sentOctets    uint32 // payload bytes, as sender reports count them
+	counters      DownCounters
+}
+
+// DownCounters count what a DownTrack did with the packets offered to it; read
+// by metrics at scrape time (Counters), updated under the lock write holds anyway.
+type DownCounters struct {
+	Packets uint64 // written to the receiver
+	Bytes   uint64 // their RTP bytes: our 12-byte header and the payload
+	// Packets not written, by reason.
+	DroppedUnbound   uint64 // the receiver had not completed negotiation
+	DroppedLayer     uint64 // held back by the projection: waiting for a keyframe, another encoding, a temporal layer above the one wanted
+	DroppedSendError uint64 // the connection refused the write
+}
+
+// Counters reads the DownTrack's counters.
+func (d *DownTrack) Counters() DownCounters {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.counters
 }
 
 // NewDownTrack prepares up's source for sending to receiver; add it to the
@@ -261,17 +280,19 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.bound {
+		d.counters.DroppedUnbound++
 		return false, nil
 	}
 	if d.proj == nil {
 		d.fillHeader(p)
 		_, err := d.writer.WriteRTP(&d.hdr, p.Payload)
-		d.countSentLocked(len(p.Payload))
+		d.countSentLocked(len(p.Payload), err)
 		return err == nil, nil
 	}
 	out, forward := d.proj.Project(p.Arrival, p.Encoding, &p.Header, &p.VP8, p.Keyframe)
 	d.updateAcceptsLocked()
 	if !forward {
+		d.counters.DroppedLayer++
 		if enc, ok := d.proj.WantsKeyframe(); ok {
 			return false, d.ups[enc]
 		}
@@ -279,19 +300,28 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	}
 	pkt := d.out[:copy(d.out, p.Buf)]
 	if rewrite.Apply(pkt, &p.Header, out) != nil {
+		d.counters.DroppedLayer++
 		return false, nil
 	}
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
 	_ = d.cache.Store(out.SequenceNumber, pkt, p.Arrival)
 	_, err := d.writer.WriteRTP(&d.hdr, pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
-	d.countSentLocked(p.Header.PayloadEnd - p.Header.PayloadOffset)
+	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
 	return err == nil, nil
 }
 
-func (d *DownTrack) countSentLocked(payload int) {
+// countSentLocked counts a write: sender reports count every packet handed to
+// the connection, metrics only those it took.
+func (d *DownTrack) countSentLocked(payload int, err error) {
 	d.sentPackets++
 	d.sentOctets += uint32(payload)
+	if err != nil {
+		d.counters.DroppedSendError++
+		return
+	}
+	d.counters.Packets++
+	d.counters.Bytes += uint64(rtpHeaderLen + payload)
 }
 
 // fillHeader rewrites what differs per destination (SSRC, payload type) and drops the

@@ -54,6 +54,7 @@ type UpTrack struct {
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
+	muted               atomic.Bool  // an administrator muted the sender: drop everything
 	sampler             meterSampler // owned by the reader (Run)
 }
 
@@ -68,6 +69,10 @@ type TrackStats struct {
 	NACKs             atomic.Uint64 // sequence numbers asked for by receivers
 	Retransmissions   atomic.Uint64
 	ReceiverKeyframes atomic.Uint64 // PLI/FIR received from receivers
+	// Packets dropped on arrival, by reason (Malformed above is one more).
+	DroppedPadding  atomic.Uint64 // padding-only packets (bandwidth probes): nothing to forward
+	DroppedUnwanted atomic.Uint64 // a simulcast encoding nobody receives
+	DroppedMuted    atomic.Uint64 // the sender is muted by an administrator
 }
 
 // NewUpTrack wraps a received track; call Run to start forwarding.
@@ -91,6 +96,13 @@ func (u *UpTrack) Levels() *LevelRing { return &u.levels }
 
 // Stats exposes the track's counters.
 func (u *UpTrack) Stats() *TrackStats { return &u.stats }
+
+// SetMuted makes the track drop (on) or forward (off) everything it receives: an
+// administrator's mute, enforced whatever the sender's client does.
+func (u *UpTrack) SetMuted(on bool) { u.muted.Store(on) }
+
+// Muted reports SetMuted's state.
+func (u *UpTrack) Muted() bool { return u.muted.Load() }
 
 // AddDown starts forwarding to d. A new video destination waits for a keyframe,
 // which its first packets ask the sender for.
@@ -171,16 +183,22 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 	pkt.Buf = raw
 	pkt.Payload = raw[pkt.Header.PayloadOffset:pkt.Header.PayloadEnd]
 	if len(pkt.Payload) == 0 { // padding-only probe: nothing to forward
+		u.stats.DroppedPadding.Add(1)
 		return false
 	}
 	pkt.Arrival = time.Now()
 	u.lastArrival.Store(pkt.Arrival.UnixNano())
 	u.rate.add(pkt.Arrival, len(raw))
+	if u.muted.Load() {
+		u.stats.DroppedMuted.Add(1)
+		return false
+	}
 	pkt.Encoding = u.p.Encoding
 	pkt.Keyframe = false
 	if video {
 		// Nobody forwards this encoding: drop it before any codec work.
 		if !u.wanted() {
+			u.stats.DroppedUnwanted.Add(1)
 			return false
 		}
 		if media.ParseVP8(pkt.Payload, &pkt.VP8) != nil {
