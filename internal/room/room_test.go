@@ -310,3 +310,28 @@ func TestPreemptiveKeyframeTiming(t *testing.T) {
 		}
 	})
 }
+
+// A sender whose higher encodings have not started yet (bandwidth ramp-up) must
+// not be told to drop them: the declared RIDs count.
+func TestLayersCountDeclaredEncodings(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	pub := f.join("pub", false)
+	viewer := f.join("viewer", false)
+	requests := 0
+	q := forward.NewUpTrack(forward.UpTrackParams{
+		Source: "pub", Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: "q", Encoding: 0,
+		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
+		SendKeyframeRequest: func(uint32) error { requests++; return nil },
+	})
+	f.room.DeclareEncodings(pub, []string{"q", "h", "f"})
+	f.room.Publish(pub, q)
+	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 1280, Height: 720}})
+	got, ok := pub.last(signal.TypeLayers)
+	if !ok || got != `{"active":["f"]}` {
+		t.Errorf("layers told to the sender: %q, want f kept for the viewer's stage", got)
+	}
+	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 320, Height: 180}})
+	if got, _ := pub.last(signal.TypeLayers); got != `{"active":["q"]}` {
+		t.Errorf("after the viewer shows it small: %q, want q", got)
+	}
+}

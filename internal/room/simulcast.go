@@ -20,12 +20,13 @@ const (
 	activeWindow = time.Second
 )
 
-// encodings describes m's simulcast encodings as the layer choice needs them.
+// encodings describes m's simulcast encodings as the layer choice needs them:
+// those sending and those declared but not (yet) sending, as inactive.
 func (m *member) encodings(now time.Time) []layers.Encoding {
 	ups := m.videoUps()
 	n := 0
 	for i, up := range ups {
-		if up != nil {
+		if up != nil || m.rids[i] != "" {
 			n = i + 1
 		}
 	}
@@ -104,20 +105,49 @@ func (s *state) maintainLayers(now time.Time) {
 		}
 	}
 	for id, pub := range s.members {
-		ups := pub.videoUps()
-		if ups[0] == nil || ups[0].RID() == "" || pub.paused {
+		if pub.rids == [len(pub.rids)]string{} || pub.paused {
 			continue // no simulcast, or paused altogether
 		}
 		active := []string{}
 		for i, on := range needed[id] {
-			if on && ups[i] != nil {
-				active = append(active, ups[i].RID())
+			if on && pub.rids[i] != "" {
+				active = append(active, pub.rids[i])
 			}
 		}
 		if len(active) > 0 && !slices.Equal(active, pub.layersSent) {
 			pub.layersSent = active
 			pub.m.Send(signal.TypeLayers, signal.Layers{Active: active})
 		}
+	}
+}
+
+// DeclareEncodings records the simulcast RIDs m's publish offer declared (none:
+// a single encoding).
+func (r *Room) DeclareEncodings(m Member, rids []string) {
+	r.do(func(s *state) {
+		cur, ok := s.current(m)
+		if !ok {
+			return
+		}
+		cur.rids = [len(cur.rids)]string{}
+		for _, rid := range rids {
+			if i := EncodingIndex(rid); cur.rids[i] == "" {
+				cur.rids[i] = rid
+			}
+		}
+	})
+}
+
+// EncodingIndex maps a simulcast RID to its place from lowest (0) to highest
+// resolution; our client uses q/h/f, other common spellings are accepted.
+func EncodingIndex(rid string) int {
+	switch rid {
+	case "h", "m", "mid", "1":
+		return 1
+	case "f", "hi", "high", "2":
+		return 2
+	default: // "", "q", "l", "low", "0"
+		return 0
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/peer"
+	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
@@ -64,7 +65,7 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 		},
 		AudioLevelExtID: levelExt,
 		RID:             track.RID(),
-		Encoding:        encodingIndex(track.RID()),
+		Encoding:        room.EncodingIndex(track.RID()),
 		Meter:           s.deps.Meter,
 	})
 	s.goOwned(func() {
@@ -80,19 +81,6 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 	})
 }
 
-// encodingIndex maps a simulcast RID to its place from lowest (0) to highest
-// resolution; our client uses q/h/f, other common spellings are accepted.
-func encodingIndex(rid string) int {
-	switch rid {
-	case "h", "m", "mid", "1":
-		return 1
-	case "f", "hi", "high", "2":
-		return 2
-	default: // "", "q", "l", "low", "0"
-		return 0
-	}
-}
-
 func (s *Session) handleOffer(m *signal.SDP) error {
 	if m.PC != signal.PCPublish {
 		return signal.Errorf(signal.CodeBadSDP, false, "offers are accepted on the publish connection only")
@@ -101,6 +89,7 @@ func (s *Session) handleOffer(m *signal.SDP) error {
 		return signal.Errorf(signal.CodeBadSDP, false, "publish offer: %v", err)
 	}
 	s.flushCandidates(signal.PCPublish, s.pub)
+	s.room.DeclareEncodings(s, offeredRIDs(m.SDP))
 	answer, err := s.pub.CreateAnswer(nil)
 	if err != nil {
 		return signal.Errorf(signal.CodeBadSDP, false, "publish answer: %v", err)

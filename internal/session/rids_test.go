@@ -1,0 +1,19 @@
+package session
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestOfferedRIDs(t *testing.T) {
+	offer := "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n" +
+		"m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=rid:x send\r\n" +
+		"m=video 9 UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\n" +
+		"a=rid:q send\r\na=rid:h send\r\na=rid:f send\r\na=rid:r recv\r\na=simulcast:send q;h;f\r\n"
+	if got := offeredRIDs(offer); !slices.Equal(got, []string{"q", "h", "f"}) {
+		t.Errorf("offeredRIDs = %v, want [q h f]", got)
+	}
+	if got := offeredRIDs("not sdp"); got != nil {
+		t.Errorf("garbage gave %v", got)
+	}
+}
