@@ -1382,18 +1382,18 @@ describe('constraints', () => {
     t.clock.advance(1000);
     expect(t.ws().sentOfType('constraints')).toHaveLength(1);
 
-    // the stage moves: both change, in one message; a change undone in time is not sent
-    t.conf.setConstraints({ pB: thumb });
-    t.conf.setConstraints({ pC: { width: 640, height: 360 } });
-    t.conf.setConstraints({ pC: stage });
-    t.clock.advance(50);
-    t.conf.setConstraints({ pB: { width: 100, height: 50, role: 'thumbnail' } });
-    t.conf.setConstraints({ pB: thumb });
-    t.clock.advance(150);
+    // the stage moves (one report from the layout): sent at once, in one message
+    t.conf.setConstraints({ pB: thumb, pC: stage });
     expect(t.ws().sentOfType('constraints')).toEqual([
       { type: 'constraints', videos: { pB: stage, pC: thumb } },
       { type: 'constraints', videos: { pB: thumb, pC: stage } },
     ]);
+    // size changes are collected; a change undone in time is not sent
+    t.conf.setConstraints({ pB: { width: 100, height: 50, role: 'thumbnail' } });
+    t.clock.advance(50);
+    t.conf.setConstraints({ pB: thumb });
+    t.clock.advance(150);
+    expect(t.ws().sentOfType('constraints')).toHaveLength(2);
     expect(t.conf.constraints).toEqual({ pB: thumb, pC: stage });
   });
 

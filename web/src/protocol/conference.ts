@@ -384,9 +384,10 @@ export class Conference {
 
   /**
    * Reports what we render of remote videos: size in device pixels (rounded)
-   * and role. Merged into our constraints; changes are collected for
+   * and role. Merged into our constraints; size changes are collected for
    * `constraintsDelayMs` and then sent in one `constraints` message holding
-   * only the participants whose constraint changed. After a reconnect all of
+   * only the participants whose constraint changed; a role change (to or from
+   * the stage) is sent at once. After a reconnect all of
    * them are sent again. Throws on a negative or non-finite size or an unknown role.
    */
   setConstraints(videos: VideoConstraints | ReadonlyMap<string, VideoConstraint>): void {
@@ -395,15 +396,28 @@ export class Conference {
     for (const [id, c] of entries) next.push([id, normalizeConstraint(id, c)]);
     if (this.terminal) return;
     let changed = false;
+    let roleChanged = false;
     for (const [id, c] of next) {
       if (id === '' || id === this.ownId) continue;
       const prev = this.wantedConstraints.get(id);
       if (prev && sameConstraint(prev, c)) continue;
+      if (prev && prev.role !== c.role) roleChanged = true;
       this.wantedConstraints.set(id, c);
       changed = true;
     }
     const s = this.session;
-    if (changed && s?.welcomed) this.scheduleConstraints(s);
+    if (!changed || !s?.welcomed) return;
+    // A video moving to or from the stage is a user's request for a new layer:
+    // sent at once. Resizes are collected, they come in bursts.
+    if (roleChanged) {
+      if (s.constraintsTimer !== null) {
+        this.clock.clearTimeout(s.constraintsTimer);
+        s.constraintsTimer = null;
+      }
+      this.flushConstraints(s);
+      return;
+    }
+    this.scheduleConstraints(s);
   }
 
   /** Always receive this participant's video (appended to our pins). No effect on our own id. */
