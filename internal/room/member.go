@@ -9,7 +9,6 @@ import (
 	"github.com/podium-sfu/podium/internal/algo/lastn"
 	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
-	"github.com/podium-sfu/podium/internal/rewrite"
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
@@ -40,8 +39,8 @@ type member struct {
 	forwarded     []lastn.ID // the selection last told to the client
 	forwardedN    int
 	toldForwarded bool
-	paused        bool                         // told to stop sending video
-	layersSent    []string                     // simulcast RIDs last told to keep sending
-	rids          [rewrite.MaxEncodings]string // simulcast RIDs the publish offer declared, by encoding
-	constraints   map[string]layers.Want       // how this member shows each source
+	paused        bool                   // told to stop sending video
+	layersSent    []string               // simulcast RIDs last told to keep sending
+	simulcast     simulcastState         // declared encodings, when each was last needed
+	constraints   map[string]layers.Want // how this member shows each source
 }

@@ -312,26 +312,37 @@ func TestPreemptiveKeyframeTiming(t *testing.T) {
 }
 
 // A sender whose higher encodings have not started yet (bandwidth ramp-up) must
-// not be told to drop them: the declared RIDs count.
+// not be told to drop them: the declared RIDs count. An encoding goes off only
+// after layerOffDelay unneeded, and comes back at once.
 func TestLayersCountDeclaredEncodings(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	pub := f.join("pub", false)
 	viewer := f.join("viewer", false)
-	requests := 0
 	q := forward.NewUpTrack(forward.UpTrackParams{
 		Source: "pub", Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: "q", Encoding: 0,
 		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
-		SendKeyframeRequest: func(uint32) error { requests++; return nil },
+		SendKeyframeRequest: func(uint32) error { return nil },
 	})
+	start := time.Now()
 	f.room.DeclareEncodings(pub, []string{"q", "h", "f"})
 	f.room.Publish(pub, q)
 	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 1280, Height: 720}})
-	got, ok := pub.last(signal.TypeLayers)
-	if !ok || got != `{"active":["f"]}` {
-		t.Errorf("layers told to the sender: %q, want f kept for the viewer's stage", got)
+	if got, _ := pub.last(signal.TypeLayers); got != `{"active":["q","h","f"]}` {
+		t.Errorf("right after publishing: %q, want every declared encoding on", got)
+	}
+	at := func(d time.Duration) string {
+		f.room.do(func(s *state) { s.maintainLayers(start.Add(d)) })
+		got, _ := pub.last(signal.TypeLayers)
+		return got
+	}
+	if got := at(layerOffDelay + time.Second); got != `{"active":["f"]}` {
+		t.Errorf("later: %q, want only f, which the viewer's stage needs although it has not arrived", got)
 	}
 	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 320, Height: 180}})
-	if got, _ := pub.last(signal.TypeLayers); got != `{"active":["q"]}` {
-		t.Errorf("after the viewer shows it small: %q, want q", got)
+	if got := at(layerOffDelay + 2*time.Second); got != `{"active":["q","f"]}` {
+		t.Errorf("viewer shows it small: %q, want q on at once and f kept for a while", got)
+	}
+	if got := at(2*layerOffDelay + 2*time.Second); got != `{"active":["q"]}` {
+		t.Errorf("long after: %q, want only q", got)
 	}
 }

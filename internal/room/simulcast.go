@@ -18,7 +18,17 @@ const (
 	layersInterval = 500 * time.Millisecond
 	// activeWindow is how recently an encoding must have sent to count as on.
 	activeWindow = time.Second
+	// layerOffDelay is how long an encoding must be unneeded before its sender is
+	// told to stop it: switching it back on costs the sender a bandwidth ramp-up,
+	// and layouts change often (the stage follows the speaker).
+	layerOffDelay = 5 * time.Second
 )
+
+// simulcastState is what the room knows of a publisher's simulcast encodings.
+type simulcastState struct {
+	rids       [rewrite.MaxEncodings]string    // declared in the publish offer, by encoding
+	lastNeeded [rewrite.MaxEncodings]time.Time // when some receiver last needed each
+}
 
 // encodings describes m's simulcast encodings as the layer choice needs them:
 // those sending and those declared but not (yet) sending, as inactive.
@@ -26,7 +36,7 @@ func (m *member) encodings(now time.Time) []layers.Encoding {
 	ups := m.videoUps()
 	n := 0
 	for i, up := range ups {
-		if up != nil || m.rids[i] != "" {
+		if up != nil || m.simulcast.rids[i] != "" {
 			n = i + 1
 		}
 	}
@@ -105,13 +115,17 @@ func (s *state) maintainLayers(now time.Time) {
 		}
 	}
 	for id, pub := range s.members {
-		if pub.rids == [len(pub.rids)]string{} || pub.paused {
+		sc := &pub.simulcast
+		if sc.rids == [len(sc.rids)]string{} || pub.paused {
 			continue // no simulcast, or paused altogether
 		}
 		active := []string{}
-		for i, on := range needed[id] {
-			if on && pub.rids[i] != "" {
-				active = append(active, pub.rids[i])
+		for i, rid := range sc.rids {
+			if i < len(needed[id]) && needed[id][i] {
+				sc.lastNeeded[i] = now
+			}
+			if rid != "" && now.Sub(sc.lastNeeded[i]) < layerOffDelay {
+				active = append(active, rid)
 			}
 		}
 		if len(active) > 0 && !slices.Equal(active, pub.layersSent) {
@@ -129,10 +143,13 @@ func (r *Room) DeclareEncodings(m Member, rids []string) {
 		if !ok {
 			return
 		}
-		cur.rids = [len(cur.rids)]string{}
+		// Every declared encoding starts needed: the sender ramps up with all on.
+		now := time.Now()
+		cur.simulcast = simulcastState{}
 		for _, rid := range rids {
-			if i := EncodingIndex(rid); cur.rids[i] == "" {
-				cur.rids[i] = rid
+			if i := EncodingIndex(rid); cur.simulcast.rids[i] == "" {
+				cur.simulcast.rids[i] = rid
+				cur.simulcast.lastNeeded[i] = now
 			}
 		}
 	})
