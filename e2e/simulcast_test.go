@@ -110,7 +110,8 @@ func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 	decodesAt(t, viewer, senderID, 320, 180, 15*time.Second)
 	t.Log("viewer shows the sender small: decodes 320x180")
 
-	within(t, "unneeded encodings off at the sender", 5*time.Second, func() (bool, string) {
+	// The SFU switches an encoding off after it has been unneeded for 5 s.
+	within(t, "unneeded encodings off at the sender", 12*time.Second, func() (bool, string) {
 		encs, err := sender.encodings()
 		if err != nil {
 			return false, err.Error()
