@@ -31,6 +31,30 @@ type Options struct {
 	Resume *signal.Resume
 	// AnswerOffers false makes the client ignore subscribe offers (a misbehaving client).
 	IgnoreOffers bool
+	// Token is sent in join, for servers with access control.
+	Token string
+	// Media, when set, is published instead of the synthetic audio and video
+	// (Publish is then ignored).
+	Media Publisher
+	// OnTrack, when set, reads each received track instead of the client's counting
+	// reader. It runs on a goroutine the client owns (Close waits for it) and should
+	// return once a read fails; State.Tracks records the track without counts.
+	OnTrack func(*webrtc.TrackRemote, *webrtc.RTPReceiver)
+	// OnMessage, when set, sees every signaling message after the client handled
+	// it, on the client's reader goroutine: it must return quickly.
+	OnMessage func(typ string, frame []byte)
+	// API builds the peer connections; nil means pion's default interceptors and
+	// UDP over IPv4 with loopback candidates.
+	API *webrtc.API
+}
+
+// Publisher is media a client publishes in place of its synthetic audio and video.
+type Publisher interface {
+	// AddTracks adds the tracks to the publish connection, before the offer.
+	AddTracks(pc *webrtc.PeerConnection) error
+	// Negotiated is called once the SFU's answer is applied, so the senders'
+	// header extension ids and SSRCs are known.
+	Negotiated()
 }
 
 // Client is one connected participant.
@@ -88,7 +112,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	c := &Client{opts: opts, conn: conn, ctx: cctx, cancel: cancel, change: make(chan struct{})}
 	c.state.Participants = map[string]signal.Participant{}
 	c.state.Tracks = map[string]*TrackStats{}
-	if opts.Publish { // before the reader starts, which reads it
+	if opts.Publish && opts.Media == nil { // before the reader starts, which reads it
 		c.media = &Media{keyframe: make(chan struct{}, 1), done: make(chan struct{})}
 	}
 	if err := c.openPeerConnections(); err != nil {
@@ -97,7 +121,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	}
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.readLoop() }()
-	if err := c.Send(signal.TypeJoin, signal.Join{Version: signal.Version, Room: opts.Room, Name: opts.Name, Resume: opts.Resume}); err != nil {
+	if err := c.Send(signal.TypeJoin, signal.Join{Version: signal.Version, Room: opts.Room, Name: opts.Name, Token: opts.Token, Resume: opts.Resume}); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -113,11 +137,15 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		}
 		return nil, fmt.Errorf("join: %w", st.Closed)
 	}
-	if opts.Publish {
-		if err := c.publish(); err != nil {
-			c.Close()
-			return nil, err
-		}
+	switch {
+	case opts.Media != nil:
+		err = c.publishWith(opts.Media)
+	case opts.Publish:
+		err = c.publish()
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }
@@ -141,10 +169,14 @@ func newAPI() (*webrtc.API, error) {
 }
 
 func (c *Client) openPeerConnections() error {
-	api, err := newAPI()
-	if err != nil {
-		return err
+	api := c.opts.API
+	if api == nil {
+		var err error
+		if api, err = newAPI(); err != nil {
+			return err
+		}
 	}
+	var err error
 	if c.pub, err = api.NewPeerConnection(webrtc.Configuration{}); err != nil {
 		return err
 	}
@@ -324,8 +356,13 @@ func (c *Client) handle(frame []byte) {
 	case signal.TypeAnswer:
 		var m signal.SDP
 		_ = json.Unmarshal(frame, &m)
-		if c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}) == nil && c.media != nil {
-			c.media.answered()
+		if c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}) == nil {
+			if c.media != nil {
+				c.media.answered()
+			}
+			if c.opts.Media != nil {
+				c.opts.Media.Negotiated()
+			}
 		}
 	case signal.TypeCandidate:
 		var m signal.TrickleCandidate
@@ -364,6 +401,9 @@ func (c *Client) handle(frame []byte) {
 		var b signal.Bye
 		_ = json.Unmarshal(frame, &b)
 		c.update(func(s *State) { s.Bye = b.Reason })
+	}
+	if c.opts.OnMessage != nil {
+		c.opts.OnMessage(head.Type, frame)
 	}
 }
 

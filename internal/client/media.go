@@ -54,14 +54,7 @@ func (c *Client) publish() error {
 		m.wg.Add(1)
 		go func(s *webrtc.RTPSender) { defer m.wg.Done(); m.readRTCP(s) }(sender.Sender())
 	}
-	offer, err := c.pub.CreateOffer(nil)
-	if err != nil {
-		return err
-	}
-	if err := c.pub.SetLocalDescription(offer); err != nil {
-		return err
-	}
-	if err := c.Send(signal.TypeOffer, signal.SDP{PC: signal.PCPublish, SDP: offer.SDP}); err != nil {
+	if err := c.offerPublish(); err != nil {
 		return err
 	}
 	m.wg.Add(2)
@@ -172,12 +165,36 @@ func (m *Media) stop() {
 	m.wg.Wait()
 }
 
-// onTrack counts what arrives on a forwarded track.
-func (c *Client) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+// publishWith offers the tracks of p on the publish connection.
+func (c *Client) publishWith(p Publisher) error {
+	if err := p.AddTracks(c.pub); err != nil {
+		return err
+	}
+	return c.offerPublish()
+}
+
+func (c *Client) offerPublish() error {
+	offer, err := c.pub.CreateOffer(nil)
+	if err != nil {
+		return err
+	}
+	if err := c.pub.SetLocalDescription(offer); err != nil {
+		return err
+	}
+	return c.Send(signal.TypeOffer, signal.SDP{PC: signal.PCPublish, SDP: offer.SDP})
+}
+
+// onTrack counts what arrives on a forwarded track (or hands it to Options.OnTrack).
+func (c *Client) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
 	id := track.ID()
 	source := track.StreamID()
 	kind := track.Kind().String()
 	c.update(func(s *State) { s.Tracks[id] = &TrackStats{Source: source, Kind: kind, FirstSeen: time.Now()} })
+	if read := c.opts.OnTrack; read != nil {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); read(track, receiver) }()
+		return
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -1,0 +1,115 @@
+package load
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/config"
+)
+
+// A small meeting over real ICE/DTLS/SRTP: three simulcast publishers showing
+// each other at 360p get each other's audio and video, the SFU trims the
+// senders to the layer in use, and the per-second figures say so.
+func TestMeetingAgainstServer(t *testing.T) {
+	url, _ := startServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := Config{URL: url, Room: "meeting", Seed: 1, Speech: SpeechRealistic,
+		Participants: Group("m", 3, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: View{Width: 640, Height: 360}})}
+	r, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.WaitJoined(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Each receives 2 audio and 2 video streams.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		tot := r.Totals()
+		if tot.RxAudioStreams == 6 && tot.RxVideoStreams == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("receiving %d audio and %d video streams, want 6 and 6 (last error %q)", tot.RxAudioStreams, tot.RxVideoStreams, r.LastError())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	a := r.Totals()
+	time.Sleep(3 * time.Second)
+	b := r.Totals()
+	w := Between(r.Started(), a, b)
+	t.Logf("\n%s\n%s\n%s", Header(), w.Line(), w.Summary())
+	// Six 360p streams at 30 fps (bounds loose enough for a busy machine under -race).
+	if w.RxFramesPerS < 6*22 || w.RxFramesPerS > 6*32 {
+		t.Errorf("receiving %.0f video frames/s, want about 180", w.RxFramesPerS)
+	}
+	if w.RxAudioPacketsPerS < 6*38 || w.RxAudioPacketsPerS > 6*55 {
+		t.Errorf("receiving %.0f audio packets/s, want about 300", w.RxAudioPacketsPerS)
+	}
+	// 360p is 500 kb/s: six of them plus audio, well below the three layers.
+	if w.RxKbps < 2000 || w.RxKbps > 4500 {
+		t.Errorf("receiving %.0f kb/s, want about 3200", w.RxKbps)
+	}
+	// The SFU asked every sender for h only (layers), so each sends ≈ 500 kb/s + audio.
+	if w.TxKbps > 3*700 {
+		t.Errorf("sending %.0f kb/s: the senders did not drop the unused layers", w.TxKbps)
+	}
+	if w.LossPercent > 1 {
+		t.Errorf("loss %.2f%% on loopback", w.LossPercent)
+	}
+	for _, p := range r.parts {
+		done := make(chan []string, 1)
+		p.snd.post(func(src *source) { done <- src.activeRIDs() })
+		if rids := <-done; len(rids) != 1 || rids[0] != "h" {
+			t.Errorf("%s sends %v, want [h]", p.spec.Name, rids)
+		}
+	}
+	if w.AudioLatencyP50 <= 0 || w.AudioLatencyP99 > 500*time.Millisecond {
+		t.Errorf("audio latency p50 %v p99 %v", w.AudioLatencyP50, w.AudioLatencyP99)
+	}
+}
+
+// The load survives the server restarting: every participant rejoins the new
+// server and media flows again.
+func TestSurvivesServerRestart(t *testing.T) {
+	url, stop := startServer(t, nil)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r, err := Start(ctx, Config{URL: url, Room: "restart", Seed: 2, Speech: SpeechPaper,
+		Participants: Group("p", 2, ParticipantSpec{Audio: true, Video: VideoSingle})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	waitStreams := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			tot := r.Totals()
+			if tot.Connected == 2 && tot.RxVideoStreams == 2 && tot.RxAudioStreams == 2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d connected, receiving %d audio and %d video streams (last error %q)", what, tot.Connected, tot.RxAudioStreams, tot.RxVideoStreams, r.LastError())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitStreams("before the restart")
+	stop()
+	startServer(t, func(c *config.Config) { c.HTTP = addr })
+	deadline := time.Now().Add(30 * time.Second)
+	for r.Totals().Reconnects < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reconnects after the restart, want one per participant (last error %q)", r.Totals().Reconnects, r.LastError())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(activeWindow) // streams of the old server no longer count as active
+	waitStreams("after the restart")
+}

@@ -1,0 +1,137 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/podium-sfu/podium/internal/clip"
+)
+
+// Video modes of a participant.
+const (
+	VideoNone      = ""
+	VideoSingle    = "single"    // one VP8 encoding (by default 360p, 500 kb/s)
+	VideoSimulcast = "simulcast" // three VP8 encodings q/h/f: 180p, 360p, 720p
+)
+
+// SimulcastRIDs are the encodings' names, lowest first (docs/protocol.md).
+var SimulcastRIDs = []string{"q", "h", "f"}
+
+// View is how a participant shows the others' videos, sent as its constraints
+// (zero: it sends none, and the SFU treats every video as a thumbnail).
+type View struct {
+	Width, Height int
+	Role          string // "stage" or "thumbnail"
+}
+
+// ParticipantSpec describes one synthetic participant.
+type ParticipantSpec struct {
+	Name  string
+	Audio bool
+	Video string
+	// Clips overrides the video clips (clip package names), lowest first: one
+	// for VideoSingle, three for VideoSimulcast.
+	Clips []string
+	View  View
+}
+
+func (s ParticipantSpec) sourceConfig(dtx bool) (sourceConfig, error) {
+	var cfg sourceConfig
+	if s.Audio {
+		var err error
+		if cfg.Speech, err = clip.LoadAudio(clip.Speech); err != nil {
+			return cfg, err
+		}
+		if cfg.Noise, err = clip.LoadAudio(clip.Noise); err != nil {
+			return cfg, err
+		}
+		cfg.DTX = dtx
+	}
+	names := s.Clips
+	switch s.Video {
+	case VideoNone:
+		return cfg, nil
+	case VideoSingle:
+		if names == nil {
+			names = []string{clip.Video360p}
+		}
+		if len(names) != 1 {
+			return cfg, fmt.Errorf("%s: single-layer video takes one clip, not %d", s.Name, len(names))
+		}
+	case VideoSimulcast:
+		if names == nil {
+			names = []string{clip.Video180p, clip.Video360p, clip.Video720p}
+		}
+		if len(names) != len(SimulcastRIDs) {
+			return cfg, fmt.Errorf("%s: simulcast takes %d clips, not %d", s.Name, len(SimulcastRIDs), len(names))
+		}
+		cfg.RIDs = SimulcastRIDs
+	default:
+		return cfg, fmt.Errorf("%s: unknown video mode %q", s.Name, s.Video)
+	}
+	for _, n := range names {
+		v, err := clip.LoadVideo(n)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Video = append(cfg.Video, v)
+	}
+	return cfg, nil
+}
+
+// Scenario is a standard load: who takes part and how they speak.
+type Scenario struct {
+	Name         string
+	Participants []ParticipantSpec
+	Speech       string
+	DTX          bool
+}
+
+// Standard scenario names.
+const (
+	Meeting8   = "meeting-8"
+	Fanout50   = "fanout-50"
+	Audio10x50 = "audio-10x50"
+)
+
+// Scenarios lists the standard scenarios' names.
+func Scenarios() []string { return []string{Meeting8, Fanout50, Audio10x50} }
+
+// StandardScenario returns a standard scenario:
+//
+//   - meeting-8: 8 participants, each publishing Opus and 3-layer VP8 simulcast and
+//     showing the 7 others in a 3x3 grid of 640x360 tiles (so receiving 360p);
+//   - fanout-50: 1 publisher (Opus, 720p simulcast), 50 receivers showing it at
+//     1280x720 (the top layer);
+//   - audio-10x50: 10 audio publishers and 50 audio-only receivers.
+//
+// Everyone speaks in the realistic pattern, with Opus sending every 20 ms (no DTX).
+func StandardScenario(name string) (Scenario, error) {
+	grid := View{Width: 640, Height: 360, Role: "thumbnail"}
+	stage := View{Width: 1280, Height: 720, Role: "stage"}
+	s := Scenario{Name: name, Speech: SpeechRealistic}
+	switch name {
+	case Meeting8:
+		s.Participants = Group("m", 8, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: grid})
+	case Fanout50:
+		s.Participants = append(Group("pub", 1, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: stage}),
+			Group("r", 50, ParticipantSpec{View: stage})...)
+	case Audio10x50:
+		s.Participants = append(Group("a", 10, ParticipantSpec{Audio: true}), Group("l", 50, ParticipantSpec{})...)
+	default:
+		return s, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(Scenarios(), ", "))
+	}
+	return s, nil
+}
+
+// Group makes n participants like spec, named prefix-1 … prefix-n.
+func Group(prefix string, n int, spec ParticipantSpec) []ParticipantSpec {
+	out := make([]ParticipantSpec, n)
+	for i := range out {
+		out[i] = spec
+		out[i].Clips = slices.Clone(spec.Clips)
+		out[i].Name = fmt.Sprintf("%s-%d", prefix, i+1)
+	}
+	return out
+}
