@@ -176,7 +176,7 @@ func (r *Room) SetConstraints(m Member, videos map[string]signal.VideoConstraint
 			return
 		}
 		for id, c := range videos {
-			cur.constraints[id] = layers.Want{Width: c.Width, Height: c.Height}
+			cur.constraints[id] = layers.Want{Width: c.Width, Height: c.Height, Stage: c.Role == "stage"}
 		}
 		s.maintainLayers(time.Now())
 	})

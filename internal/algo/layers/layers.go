@@ -12,7 +12,8 @@ type Encoding struct {
 
 // Want is what a receiver shows of a source.
 type Want struct {
-	Width, Height int // rendered size in device pixels; 0 means a thumbnail
+	Width, Height int  // rendered size in device pixels; 0 means a thumbnail
+	Stage         bool // the large view: the highest encoding bandwidth allows (thesis ch. 5)
 }
 
 // Nominal sizes of the q/h/f encodings of a 720p capture, used before keyframes tell
@@ -28,15 +29,17 @@ type Choice struct {
 	MaxTemporal int
 }
 
-// Choose returns the smallest active encoding that covers want, or the largest active
-// one when none does; within budget (bits per second, <= 0: unlimited) it steps down to
+// Choose returns the smallest active encoding that covers want (the highest for the
+// stage), or the largest active one when none does; within budget (bits per second, <= 0: unlimited) it steps down to
 // the largest encoding whose measured bitrate fits. Without any active encoding it
 // returns the requested index anyway, so the switch happens as soon as it appears.
 func Choose(encs []Encoding, want Want, budget int) Choice {
 	if len(encs) == 0 {
 		return Choice{Encoding: -1}
 	}
-	if want.Width <= 0 || want.Height <= 0 {
+	if want.Stage {
+		want = Want{Width: 1 << 20, Height: 1 << 20}
+	} else if want.Width <= 0 || want.Height <= 0 {
 		want = thumbnail
 	}
 	pick := -1

@@ -26,18 +26,22 @@ func TestChoose(t *testing.T) {
 		enc    int
 	}{
 		{"thumbnail by default", three(), Want{}, 0, 0},
-		{"small tile", three(), Want{320, 180}, 0, 0},
-		{"medium tile", three(), Want{600, 338}, 0, 1},
-		{"slightly larger than h still h", three(), Want{700, 394}, 0, 1},
-		{"stage", three(), Want{1280, 720}, 0, 2},
-		{"bigger than any: largest", three(), Want{1920, 1080}, 0, 2},
-		{"top inactive: best active", three(true, true, false), Want{1280, 720}, 0, 1},
-		{"only top active, thumbnail wanted", three(false, false, true), Want{320, 180}, 0, 2},
-		{"none active: the covering one", three(false, false, false), Want{640, 360}, 0, 1},
-		{"budget steps down", three(), Want{1280, 720}, 1_000_000, 1},
-		{"budget below everything keeps lowest", three(), Want{1280, 720}, 50_000, 0},
-		{"single encoding", []Encoding{{Active: true}}, Want{320, 180}, 0, 0},
-		{"unknown sizes use nominal", []Encoding{{Active: true}, {Active: true}, {Active: true}}, Want{640, 360}, 0, 1},
+		{"small tile", three(), Want{Width: 320, Height: 180}, 0, 0},
+		{"medium tile", three(), Want{Width: 600, Height: 338}, 0, 1},
+		{"slightly larger than h still h", three(), Want{Width: 700, Height: 394}, 0, 1},
+		{"large tile", three(), Want{Width: 1280, Height: 720}, 0, 2},
+		{"stage, even a smallish one", three(), Want{Width: 696, Height: 391, Stage: true}, 0, 2},
+		{"stage without size", three(), Want{Stage: true}, 0, 2},
+		{"stage, top inactive", three(true, true, false), Want{Stage: true}, 0, 1},
+		{"stage, none active: the top", three(false, false, false), Want{Stage: true}, 0, 2},
+		{"bigger than any: largest", three(), Want{Width: 1920, Height: 1080}, 0, 2},
+		{"top inactive: best active", three(true, true, false), Want{Width: 1280, Height: 720}, 0, 1},
+		{"only top active, thumbnail wanted", three(false, false, true), Want{Width: 320, Height: 180}, 0, 2},
+		{"none active: the covering one", three(false, false, false), Want{Width: 640, Height: 360}, 0, 1},
+		{"budget steps down", three(), Want{Width: 1280, Height: 720}, 1_000_000, 1},
+		{"budget below everything keeps lowest", three(), Want{Width: 1280, Height: 720}, 50_000, 0},
+		{"single encoding", []Encoding{{Active: true}}, Want{Width: 320, Height: 180}, 0, 0},
+		{"unknown sizes use nominal", []Encoding{{Active: true}, {Active: true}, {Active: true}}, Want{Width: 640, Height: 360}, 0, 1},
 		{"no encodings", nil, Want{}, 0, -1},
 	}
 	for _, c := range cases {
@@ -52,7 +56,7 @@ func TestChooseProperties(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < 10000; i++ {
 		encs := three(rng.Intn(2) == 0, rng.Intn(2) == 0, rng.Intn(2) == 0)
-		want := Want{rng.Intn(2000), rng.Intn(1200)}
+		want := Want{Width: rng.Intn(2000), Height: rng.Intn(1200)}
 		got := Choose(encs, want, 0).Encoding
 		anyActive := encs[0].Active || encs[1].Active || encs[2].Active
 		if anyActive && !encs[got].Active {
