@@ -6,6 +6,8 @@ package room
 import (
 	"time"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/podium-sfu/podium/internal/algo/lastn"
 	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
@@ -25,6 +27,8 @@ type Member interface {
 	Replaced()
 	// RTT is the latest round-trip time of its publish and subscribe connections.
 	RTT() (publish, subscribe time.Duration)
+	// Remove ends the session for good: a bye with code and reason, then close.
+	Remove(code, reason string)
 }
 
 type member struct {
@@ -43,4 +47,19 @@ type member struct {
 	layersSent    []string               // simulcast RIDs last told to keep sending
 	simulcast     simulcastState         // declared encodings, when each was last needed
 	constraints   map[string]layers.Want // how this member shows each source
+
+	identity   string             // the token's subject
+	perms      signal.Permissions // without Subscribe it is sent no media
+	joined     time.Time
+	mutedAudio bool        // an administrator muted its audio: dropped at the source
+	mutedVideo bool        // ... its video: dropped, and out of everyone's selection
+	self       signal.Mute // the mute state its client last announced
+}
+
+// adminMuted reports whether an administrator muted m's media of that kind.
+func (m *member) adminMuted(kind webrtc.RTPCodecType) bool {
+	if kind == webrtc.RTPCodecTypeAudio {
+		return m.mutedAudio
+	}
+	return m.mutedVideo
 }

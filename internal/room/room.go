@@ -18,8 +18,9 @@ import (
 type Room struct {
 	name  string
 	cmds  chan func()
-	done  chan struct{}
-	refs  int // guarded by the hub's mutex
+	quit  chan struct{} // closed by the hub when the last session left
+	done  chan struct{} // closed when the loop ended
+	refs  int           // guarded by the hub's mutex
 	state state
 }
 
@@ -35,11 +36,14 @@ type state struct {
 	levels     []forward.AudioLevel // scratch for draining level rings
 	nextLayers time.Time            // when maintainLayers is due
 	keyframes  []keyframeAt         // preemptive keyframe requests not yet due
+	created    time.Time
+	retired    Totals // counters of tracks that ended here
 }
 
 func newRoom(name string, settings Settings) *Room {
-	r := &Room{name: name, cmds: make(chan func(), 64), done: make(chan struct{})}
+	r := &Room{name: name, cmds: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{})}
 	r.state = state{
+		created:  time.Now(),
 		members:  map[string]*member{},
 		settings: settings,
 		onStage:  []string{},
@@ -61,10 +65,9 @@ func (r *Room) loop() {
 	defer timer.Stop()
 	for {
 		select {
-		case f, ok := <-r.cmds:
-			if !ok {
-				return
-			}
+		case <-r.quit:
+			return
+		case f := <-r.cmds:
 			f()
 		case <-timer.C:
 			r.state.tick()
@@ -76,11 +79,26 @@ func (r *Room) loop() {
 	}
 }
 
-// do runs f on the room loop and waits for it.
-func (r *Room) do(f func(*state)) {
+// do runs f on the room loop and waits for it. It reports false, without running
+// f, when the room has ended (a reader racing with the last participant leaving).
+func (r *Room) do(f func(*state)) bool {
 	done := make(chan struct{})
-	r.cmds <- func() { f(&r.state); close(done) }
-	<-done
+	select {
+	case r.cmds <- func() { f(&r.state); close(done) }:
+	case <-r.done:
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	case <-r.done:
+		select { // it may have run just before the loop ended
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // current returns m's record if m is still the session holding its id.
@@ -90,24 +108,32 @@ func (s *state) current(m Member) (*member, bool) {
 }
 
 // join adds m (replacing a session that held the same id) and subscribes it to every
-// published track. It returns the other participants.
-func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
+// published track, unless that would exceed maxParticipants (0: unlimited). It
+// returns the other participants.
+func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxParticipants int) ([]signal.Participant, error) {
 	var others []signal.Participant
+	var err error
 	r.do(func(s *state) {
 		now := time.Now()
-		resumed := false
-		if old, ok := s.members[info.ID]; ok {
+		old, resumed := s.members[info.ID]
+		if !resumed && maxParticipants > 0 && len(s.members) >= maxParticipants {
+			err = ErrRoomFull
+			return
+		}
+		if resumed {
 			s.removeMember(old)
 			old.m.Replaced()
-			resumed = true
 		}
 		s.joins++
 		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1,
-			constraints: map[string]layers.Want{}}
+			constraints: map[string]layers.Want{}, identity: opts.Identity, perms: opts.Permissions, joined: now,
+			self: signal.Mute{Audio: info.AudioMuted, Video: info.VideoMuted}}
 		for _, o := range s.sorted() {
 			others = append(others, o.info)
-			for _, up := range o.ups {
-				s.subscribe(nm, up)
+			if nm.perms.Subscribe {
+				for _, up := range o.ups {
+					s.subscribe(nm, up)
+				}
 			}
 		}
 		s.members[info.ID] = nm
@@ -122,7 +148,7 @@ func (r *Room) join(m Member, info signal.Participant) []signal.Participant {
 		m.Send(signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
 		s.reselect(now)
 	})
-	return others
+	return others, err
 }
 
 // leave removes m if it is still the session holding its id.
@@ -144,8 +170,9 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 			return
 		}
 		pub.ups = append(pub.ups, up)
+		up.SetMuted(pub.adminMuted(up.Kind()))
 		for _, o := range s.members {
-			if o != pub {
+			if o != pub && o.perms.Subscribe {
 				s.subscribe(o, up)
 			}
 		}
@@ -170,7 +197,9 @@ func (r *Room) SetMute(m Member, audio, video bool) {
 		if !ok {
 			return
 		}
-		cur.info.AudioMuted, cur.info.VideoMuted = audio, video
+		// An administrator's mute stays in force whatever the client says.
+		cur.self = signal.Mute{Audio: audio, Video: video}
+		cur.info.AudioMuted, cur.info.VideoMuted = audio || cur.mutedAudio, video || cur.mutedVideo
 		s.broadcast(cur, signal.TypeUpdated, signal.ParticipantEvent{Participant: cur.info})
 	})
 }
@@ -273,17 +302,24 @@ func (s *state) unpublish(pub *member, up *forward.UpTrack) {
 			up.RemoveDown(d)
 			if up.Kind() == webrtc.RTPCodecTypeAudio || d.Detach(up) == 0 {
 				o.m.RemoveDownTrack(d)
+				s.retired.addDown(d)
 			}
 		}
 	}
+	s.retired.addUp(up)
 }
 
 func (s *state) removeMember(m *member) {
 	for len(m.ups) > 0 {
 		s.unpublish(m, m.ups[0])
 	}
+	retired := map[*forward.DownTrack]bool{}
 	for up, d := range m.downs {
 		up.RemoveDown(d)
+		if !retired[d] { // a simulcast source's encodings share one DownTrack
+			retired[d] = true
+			s.retired.addDown(d)
+		}
 	}
 	delete(s.members, m.info.ID)
 	s.order.Remove(lastnID(m.info.ID))

@@ -45,6 +45,9 @@ func (f *fakeMember) RemoveDownTrack(d *forward.DownTrack) {
 	f.mu.Unlock()
 }
 func (f *fakeMember) Replaced() { f.mu.Lock(); f.replaced = true; f.mu.Unlock() }
+func (f *fakeMember) Remove(code, reason string) {
+	f.Send(signal.TypeBye, signal.Bye{Code: code, Reason: reason})
+}
 func (f *fakeMember) RTT() (time.Duration, time.Duration) {
 	return f.rtt, f.rtt
 }

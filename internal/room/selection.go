@@ -75,12 +75,13 @@ func (s *state) reselect(now time.Time) {
 	}
 }
 
-// videoOrder is the speaker order L restricted to participants publishing video.
+// videoOrder is the speaker order L restricted to participants publishing video
+// (and not muted by an administrator).
 func (s *state) videoOrder() []lastn.ID {
 	all := s.order.IDs()
 	out := make([]lastn.ID, 0, len(all))
 	for _, id := range all {
-		if m, ok := s.members[string(id)]; ok && m.video() != nil {
+		if m, ok := s.members[string(id)]; ok && m.video() != nil && !m.mutedVideo {
 			out = append(out, id)
 		}
 	}

@@ -13,12 +13,16 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/limit"
+	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/session"
@@ -36,8 +40,13 @@ type Server struct {
 	sessions sync.WaitGroup
 	// cancelSessions ends every session when the server stops.
 	sessionCtx     context.Context
-	cancelSessions context.CancelFunc
+	cancelSessions context.CancelCauseFunc
 	url            string
+
+	counters  *session.Counters
+	estimates *metrics.Hist // per-receiver bandwidth estimates (bits/s)
+	draining  atomic.Bool
+	started   time.Time
 }
 
 // Options are knobs tests need beyond the configuration.
@@ -46,6 +55,8 @@ type Options struct {
 	NegotiationTimeout time.Duration
 	// Meter, when set, counts what the server receives and forwards (benchmarks).
 	Meter *forward.Meter
+	// Now is the clock tokens are checked against (nil: time.Now).
+	Now func() time.Time
 }
 
 // New opens the media and HTTP sockets; Serve starts answering.
@@ -76,22 +87,38 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		ln = tls.NewListener(ln, tlsCfg)
 		scheme = "https"
 	}
+	var verifier *auth.Verifier
+	if keys := cfg.Keys(); len(keys) > 0 {
+		if verifier, err = auth.NewVerifier(keys); err != nil {
+			_ = ln.Close()
+			engine.Close()
+			return nil, fmt.Errorf("auth-keys: %w", err)
+		}
+	}
 	resumeKey := make([]byte, 32)
 	_, _ = rand.Read(resumeKey)
-	s := &Server{cfg: cfg, log: log, engine: engine, hub: room.NewHub(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing}), ln: ln,
-		url: scheme + "://" + ln.Addr().String() + "/"}
-	s.sessionCtx, s.cancelSessions = context.WithCancel(context.Background())
+	limits := room.Limits{MaxRooms: cfg.MaxRooms, MaxParticipants: cfg.MaxParticipants}
+	s := &Server{cfg: cfg, log: log, engine: engine, ln: ln,
+		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing}, limits),
+		url:      scheme + "://" + ln.Addr().String() + "/",
+		counters: session.NewCounters(), estimates: metrics.NewHist(estimateBounds...), started: time.Now()}
+	s.sessionCtx, s.cancelSessions = context.WithCancelCause(context.Background())
 	deps := session.Deps{
 		Engine: engine, Hub: s.hub, ResumeKey: resumeKey, Log: log,
 		JoinTimeout: 10 * time.Second, NegotiationTimeout: opts.NegotiationTimeout,
 		Meter: opts.Meter,
+		Auth:  verifier, Dev: cfg.DevMode(), Now: opts.Now,
+		Limits: limits, MaxMessageBytes: cfg.MaxMessageBytes, SignalingRate: cfg.SignalingRate, SignalingBurst: cfg.SignalingBurst,
+		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters,
 	}
-	h := &web.Handler{Client: opts.Client, Log: log, Serve: func(_ context.Context, conn *websocket.Conn) {
-		s.sessions.Add(1)
-		defer s.sessions.Done()
-		// Sessions outlive the HTTP request's context: they end with the server.
-		session.Serve(s.sessionCtx, conn, deps)
-	}}
+	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log}
+	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Ready: s.ready, Metrics: s.writeMetrics, Admin: admin.Routes(),
+		Serve: func(_ context.Context, conn *websocket.Conn, remote string) {
+			s.sessions.Add(1)
+			defer s.sessions.Done()
+			// Sessions outlive the HTTP request's context: they end with the server.
+			session.Serve(s.sessionCtx, conn, deps, remote)
+		}}
 	s.http = &http.Server{Handler: h.Routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	return s, nil
 }
@@ -117,7 +144,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
-	s.cancelSessions()
+	s.cancelSessions(session.ErrShutdown)
 	s.sessions.Wait()
 	s.hub.Close()
 	s.engine.Close()

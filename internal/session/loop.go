@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -23,6 +24,9 @@ func (s *Session) run(in <-chan signal.Incoming) {
 		}
 		select {
 		case <-s.ctx.Done():
+			if errors.Is(context.Cause(s.ctx), ErrShutdown) {
+				s.Send(signal.TypeBye, signal.Bye{Code: signal.ByeShutdown, Reason: "server shutting down"})
+			}
 			return
 		case msg := <-in:
 			if err := s.handle(msg); err != nil {
@@ -95,7 +99,12 @@ func (s *Session) handle(msg signal.Incoming) error {
 	case signal.TypeConstraints:
 		s.room.SetConstraints(s, msg.Constraints.Videos)
 	case signal.TypeRoomSettings:
+		if err := s.allow("changing room settings", "admin", s.perms.Admin); err != nil {
+			return err
+		}
 		s.room.UpdateSettings(msg.Settings.LastN, msg.Settings.OnStage)
+	case signal.TypeToken:
+		return s.handleToken(msg.Token)
 	case signal.TypePing:
 		s.Send(signal.TypePong, msg.Ping)
 	case signal.TypeLeave:
@@ -104,33 +113,62 @@ func (s *Session) handle(msg signal.Incoming) error {
 	return nil
 }
 
+// join admits the client: joins per address, then the token, then the room's and
+// server's limits; only then are its peer connections made.
 func (s *Session) join(j *signal.Join) error {
+	if !s.deps.Joins.Allow(s.remote, s.now()) {
+		return signal.Errorf(signal.CodeTooManyJoins, true, "too many joins from your address in the last minute; wait a little and try again")
+	}
+	perms, claims, err := s.authorize(j.Token, j.Room)
+	if err != nil {
+		return err
+	}
+	s.claims, s.perms = claims, perms
 	s.id, s.name = newParticipantID(), j.Name
-	if j.Resume != nil && validResume(s.deps.ResumeKey, j.Room, j.Resume.ID, j.Resume.Secret) {
+	identity := ""
+	if claims != nil {
+		identity = claims.Identity
+		if claims.Name != "" {
+			s.name = claims.Name // the token's display name: nobody can pose as someone else
+		}
+	}
+	resumed := j.Resume != nil && validResume(s.deps.ResumeKey, j.Room, j.Resume.ID, j.Resume.Secret)
+	if resumed {
 		s.id = j.Resume.ID
 	}
 	s.log = s.log.With("room", j.Room, "participant", s.id)
-	if err := s.openPeerConnections(); err != nil {
-		return signal.Errorf(signal.CodeInternal, true, "peer connection: %v", err)
+	if identity != "" {
+		s.log = s.log.With("identity", identity)
 	}
 	welcome := signal.Welcome{
 		Version: signal.Version, ID: s.id, Room: j.Room,
-		Resume:     signal.Resume{ID: s.id, Secret: resumeSecret(s.deps.ResumeKey, j.Room, s.id)},
-		ICEServers: iceServers(s.deps.Engine),
+		Resume:      signal.Resume{ID: s.id, Secret: resumeSecret(s.deps.ResumeKey, j.Room, s.id)},
+		ICEServers:  iceServers(s.deps.Engine),
+		Permissions: &s.perms,
 	}
 	info := signal.Participant{ID: s.id, Name: s.name}
-	r, others, err := s.deps.Hub.Join(j.Room, s, info)
-	if errors.Is(err, room.ErrClosed) {
-		s.Send(signal.TypeBye, signal.Bye{Reason: err.Error()})
-		return signal.Errorf(signal.CodeInternal, true, "%v", err)
+	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed})
+	if err != nil {
+		return joinError(err, s.deps.Limits)
 	}
 	s.room = r
+	// Tracks the room subscribes us to are queued work: the connections exist
+	// before the loop runs it.
+	if err := s.openPeerConnections(); err != nil {
+		return signal.Errorf(signal.CodeInternal, true, "peer connection: %v", err)
+	}
 	welcome.Participants = others
 	if welcome.Participants == nil {
 		welcome.Participants = []signal.Participant{}
 	}
 	s.sendFirst(welcome)
+	if notice, ok := s.deps.Hub.Draining(); ok {
+		s.Send(signal.TypeDraining, notice)
+	}
+	if c := s.deps.Counters; c != nil {
+		c.Joined.Add(1)
+	}
 	s.goIn(&s.stats, s.sampleRTT)
-	s.log.Info("joined", "name", s.name, "resumed", j.Resume != nil && s.id == j.Resume.ID)
+	s.log.Info("joined", "name", s.name, "resumed", resumed, "permissions", s.perms)
 	return nil
 }

@@ -85,6 +85,9 @@ func (s *Session) handleOffer(m *signal.SDP) error {
 	if m.PC != signal.PCPublish {
 		return signal.Errorf(signal.CodeBadSDP, false, "offers are accepted on the publish connection only")
 	}
+	if err := s.checkPublishOffer(m.SDP); err != nil {
+		return err
+	}
 	if err := s.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: m.SDP}); err != nil {
 		return signal.Errorf(signal.CodeBadSDP, false, "publish offer: %v", err)
 	}

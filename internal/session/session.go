@@ -13,7 +13,9 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/limit"
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -32,6 +34,22 @@ type Deps struct {
 	NegotiationTimeout time.Duration
 	// Meter, when set, counts every published track's packets (benchmarks).
 	Meter *forward.Meter
+
+	// Access control (README "Access control"). Auth verifies tokens; nil when no
+	// keys are configured. Dev lets a join without a token have every permission.
+	Auth *auth.Verifier
+	Dev  bool
+	// Now is the clock for token expiry (nil: time.Now).
+	Now func() time.Time
+	// Limits; 0 means unlimited (MaxMessageBytes 0: signal.MaxFrameBytes).
+	Limits          room.Limits // reported in errors; the hub enforces them
+	MaxMessageBytes int
+	SignalingRate   int // messages per second per connection
+	SignalingBurst  int
+	MaxTracks       int           // tracks one participant may publish
+	Joins           *limit.PerKey // joins per client address
+	// Counters, when set, count connections, joins, messages and errors.
+	Counters *Counters
 }
 
 // outQueueLen bounds the frames waiting for a slow client; overflowing closes it.
@@ -57,7 +75,11 @@ type Session struct {
 
 	rtt rtts
 
+	remote string // client IP address
+
 	// Owned by the loop.
+	claims   *auth.Claims       // the verified token; nil in dev mode without one
+	perms    signal.Permissions // what the token grants
 	id, name string
 	room     *room.Room
 	pub, sub *webrtc.PeerConnection
@@ -79,17 +101,27 @@ func causeText(ctx context.Context) string {
 	return ""
 }
 
-// Serve runs a session on an accepted WebSocket until it ends.
-func Serve(ctx context.Context, conn *websocket.Conn, deps Deps) {
+// Serve runs a session on an accepted WebSocket from the client at remote (its IP
+// address) until it ends.
+func Serve(ctx context.Context, conn *websocket.Conn, deps Deps, remote string) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	if deps.MaxMessageBytes <= 0 {
+		deps.MaxMessageBytes = signal.MaxFrameBytes
+	}
 	s := &Session{
-		deps: deps, conn: conn, log: deps.Log, ctx: ctx, cancel: cancel,
+		deps: deps, conn: conn, log: deps.Log.With("remote", remote), ctx: ctx, cancel: cancel, remote: remote,
 		out:     make(chan []byte, outQueueLen),
 		work:    newQueue(),
 		senders: map[*forward.DownTrack]*webrtc.RTPSender{},
 		pending: map[string][]webrtc.ICECandidateInit{},
 	}
-	conn.SetReadLimit(1 << 20)
+	if c := deps.Counters; c != nil {
+		c.Open.Add(1)
+		defer c.Open.Add(-1)
+	}
+	// Frames up to twice the limit are read and answered with too-large; beyond
+	// that the WebSocket layer closes the connection (1009) without reading them.
+	conn.SetReadLimit(int64(2 * deps.MaxMessageBytes))
 	in := make(chan signal.Incoming)
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); s.writeLoop() }()
@@ -132,13 +164,27 @@ func (s *Session) recoverPanic() {
 }
 
 func (s *Session) readLoop(ctx context.Context, in chan<- signal.Incoming) {
+	rate := newRateGuard(s.deps.SignalingRate, s.deps.SignalingBurst)
 	for {
 		_, frame, err := s.conn.Read(ctx)
 		if err != nil {
 			s.cancel(err)
 			return
 		}
-		msg, err := signal.Decode(frame)
+		if c := s.deps.Counters; c != nil {
+			c.Messages.Add(1)
+		}
+		if ok, pe := rate.check(time.Now()); !ok {
+			if pe != nil {
+				s.sendError(pe)
+				if pe.Fatal {
+					s.cancel(pe)
+					return
+				}
+			}
+			continue
+		}
+		msg, err := signal.DecodeMax(frame, s.deps.MaxMessageBytes)
 		if err != nil {
 			pe := signal.AsProtocolError(err)
 			s.sendError(pe)
@@ -218,6 +264,7 @@ func (s *Session) enqueueLocked(frame []byte) {
 }
 
 func (s *Session) sendError(pe *signal.ProtocolError) {
+	s.deps.Counters.countError(pe.Code)
 	s.Send(signal.TypeError, pe.ToMessage())
 }
 
@@ -238,7 +285,7 @@ func closeCode(cause error) websocket.StatusCode {
 	switch {
 	case errors.As(cause, &pe):
 		return websocket.StatusPolicyViolation
-	case errors.Is(cause, errReplaced), errors.Is(cause, errLeft):
+	case errors.Is(cause, errReplaced), errors.Is(cause, errLeft), errors.Is(cause, errRemoved):
 		return websocket.StatusNormalClosure
 	default:
 		return websocket.StatusGoingAway

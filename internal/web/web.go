@@ -2,23 +2,37 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 
 	"github.com/coder/websocket"
 
+	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
 // Handler routes HTTP requests.
 type Handler struct {
 	Client fs.FS // the built web client (index.html, podium.js, podium.css)
-	// Serve runs one signaling session on an accepted WebSocket until it ends.
-	Serve func(ctx context.Context, conn *websocket.Conn)
+	// Serve runs one signaling session on an accepted WebSocket from the client
+	// at remote (an IP address) until it ends.
+	Serve func(ctx context.Context, conn *websocket.Conn, remote string)
 	Log   *slog.Logger
+	// TrustProxy takes the client address from X-Forwarded-For.
+	TrustProxy bool
+	// Ready reports whether the server takes new participants, and why not
+	// (/readyz); nil means always.
+	Ready func() (bool, string)
+	// Metrics writes the Prometheus exposition (/metrics); nil disables it.
+	Metrics func(w io.Writer) error
+	// Admin is the admin API (/api/v1/); nil disables it.
+	Admin http.Handler
 }
 
 // Routes returns the server's HTTP handler.
@@ -26,6 +40,15 @@ func (h *Handler) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ws", h.websocket)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", h.ready)
+	if h.Metrics != nil {
+		mux.HandleFunc("GET /metrics", h.metrics)
+	}
+	if h.Admin != nil {
+		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			mux.Handle(method+" /api/v1/", h.Admin)
+		}
+	}
 	mux.HandleFunc("GET /", h.static)
 	return mux
 }
@@ -36,7 +59,51 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		h.Log.Debug("websocket accept", "err", err, "remote", r.RemoteAddr)
 		return
 	}
-	h.Serve(r.Context(), conn)
+	h.Serve(r.Context(), conn, ClientIP(r, h.TrustProxy))
+}
+
+// ready answers load balancers: 200 while the server takes participants, 503
+// with the reason (draining) when it does not.
+func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if h.Ready != nil {
+		if ok, why := h.Ready(); !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, why+"\n")
+			return
+		}
+	}
+	_, _ = io.WriteString(w, "ready\n")
+}
+
+func (h *Handler) metrics(w http.ResponseWriter, _ *http.Request) {
+	var b bytes.Buffer
+	if err := h.Metrics(&b); err != nil {
+		h.Log.Error("metrics", "err", err)
+		http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", metrics.ContentType)
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
+// ClientIP is the address a request came from: the TCP peer, or with trustProxy
+// the last address in X-Forwarded-For (the one our reverse proxy appended).
+func ClientIP(r *http.Request, trustProxy bool) string {
+	if trustProxy {
+		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+			all := strings.Split(xff[len(xff)-1], ",")
+			if ip := net.ParseIP(strings.TrimSpace(all[len(all)-1])); ip != nil {
+				return ip.String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // static serves client assets, and index.html for "/" and every "/<room>" so that

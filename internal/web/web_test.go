@@ -13,7 +13,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-func handler(serve func(context.Context, *websocket.Conn)) http.Handler {
+func handler(serve func(context.Context, *websocket.Conn, string)) http.Handler {
 	client := fstest.MapFS{
 		"index.html": {Data: []byte("<!doctype html>INDEX")},
 		"podium.js":  {Data: []byte("console.log(1)")},
@@ -37,6 +37,7 @@ func TestRoutes(t *testing.T) {
 		{"/a/b", 404, ""},
 		{"/" + strings.Repeat("x", 65), 404, ""},
 		{"/healthz", 200, "ok"},
+		{"/readyz", 200, "ready"},
 	}
 	for _, c := range cases {
 		rec := httptest.NewRecorder()
@@ -58,7 +59,7 @@ func TestUnbuiltClientSaysSo(t *testing.T) {
 
 func TestWebSocketReachesSession(t *testing.T) {
 	got := make(chan string, 1)
-	srv := httptest.NewServer(handler(func(ctx context.Context, c *websocket.Conn) {
+	srv := httptest.NewServer(handler(func(ctx context.Context, c *websocket.Conn, _ string) {
 		_, msg, err := c.Read(ctx)
 		if err == nil {
 			got <- string(msg)

@@ -1,0 +1,226 @@
+package room
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Media kinds, as Totals index them.
+const (
+	KindAudio = iota
+	KindVideo
+	numKinds
+)
+
+// KindName names a Totals index ("audio", "video").
+func KindName(k int) string {
+	if k == KindAudio {
+		return "audio"
+	}
+	return "video"
+}
+
+func kindIndex(k webrtc.RTPCodecType) int {
+	if k == webrtc.RTPCodecTypeAudio {
+		return KindAudio
+	}
+	return KindVideo
+}
+
+// Reasons a packet is not forwarded, as Totals count them.
+const (
+	DropMalformed = iota // not RTP, or a broken VP8 descriptor
+	DropPadding          // padding only (bandwidth probes)
+	DropUnwanted         // a simulcast encoding nobody receives
+	DropMuted            // the sender is muted by an administrator
+	DropUnbound          // the receiver had not completed negotiation
+	DropLayer            // held back by the projection (keyframe wait, layer switch, temporal layer)
+	DropSendError        // the receiver's connection refused the write
+	NumDropReasons
+)
+
+var dropNames = [NumDropReasons]string{"malformed", "padding", "unwanted-encoding", "muted", "not-negotiated", "layer", "send-error"}
+
+// DropReason names a drop reason for metrics labels.
+func DropReason(i int) string { return dropNames[i] }
+
+// KindTotals are the counters of one media kind.
+type KindTotals struct {
+	PacketsIn, BytesIn   uint64 // received from senders
+	PacketsOut, BytesOut uint64 // written to receivers
+	Keyframes            uint64 // keyframes received
+	NACKs                uint64 // sequence numbers receivers asked for again
+	Retransmissions      uint64 // answered from the cache
+	KeyframeRequestsIn   uint64 // PLI/FIR from receivers
+	KeyframeRequestsOut  uint64 // keyframe requests sent to senders
+	Dropped              [NumDropReasons]uint64
+}
+
+// Totals are the forwarding counters of a room (or a whole hub): monotonic sums
+// over every track that lived there, read from the tracks' own counters.
+type Totals struct {
+	Kinds [numKinds]KindTotals
+}
+
+// Add adds o's counters to t.
+func (t *Totals) Add(o *Totals) {
+	for k := range t.Kinds {
+		a, b := &t.Kinds[k], &o.Kinds[k]
+		a.PacketsIn += b.PacketsIn
+		a.BytesIn += b.BytesIn
+		a.PacketsOut += b.PacketsOut
+		a.BytesOut += b.BytesOut
+		a.Keyframes += b.Keyframes
+		a.NACKs += b.NACKs
+		a.Retransmissions += b.Retransmissions
+		a.KeyframeRequestsIn += b.KeyframeRequestsIn
+		a.KeyframeRequestsOut += b.KeyframeRequestsOut
+		for i := range a.Dropped {
+			a.Dropped[i] += b.Dropped[i]
+		}
+	}
+}
+
+// addUp counts a received track.
+func (t *Totals) addUp(up *forward.UpTrack) {
+	k := &t.Kinds[kindIndex(up.Kind())]
+	st := up.Stats()
+	k.PacketsIn += st.Packets.Load()
+	k.BytesIn += st.Bytes.Load()
+	k.Keyframes += st.Keyframes.Load()
+	k.NACKs += st.NACKs.Load()
+	k.Retransmissions += st.Retransmissions.Load()
+	k.KeyframeRequestsIn += st.ReceiverKeyframes.Load()
+	k.KeyframeRequestsOut += st.KeyframeRequests.Load()
+	k.Dropped[DropMalformed] += st.Malformed.Load()
+	k.Dropped[DropPadding] += st.DroppedPadding.Load()
+	k.Dropped[DropUnwanted] += st.DroppedUnwanted.Load()
+	k.Dropped[DropMuted] += st.DroppedMuted.Load()
+}
+
+// addDown counts a forwarded stream.
+func (t *Totals) addDown(d *forward.DownTrack) {
+	k := &t.Kinds[kindIndex(d.Kind())]
+	c := d.Counters()
+	k.PacketsOut += c.Packets
+	k.BytesOut += c.Bytes
+	k.Dropped[DropUnbound] += c.DroppedUnbound
+	k.Dropped[DropLayer] += c.DroppedLayer
+	k.Dropped[DropSendError] += c.DroppedSendError
+}
+
+// Stats is a room as the admin API and metrics see it.
+type Stats struct {
+	Name         string             `json:"name"`
+	Created      time.Time          `json:"created"`
+	LastN        int                `json:"lastN"`
+	OnStage      []string           `json:"onStage"`
+	Speaker      string             `json:"speaker"`
+	Participants []ParticipantStats `json:"participants"`
+	// Tracks counts received tracks by kind (each simulcast encoding is one);
+	// Forwarding counts the streams being sent to receivers by kind (video that
+	// Last N switched off excluded).
+	Tracks     map[string]int `json:"tracks"`
+	Forwarding map[string]int `json:"forwardedStreams"`
+	Totals     Totals         `json:"-"`
+}
+
+// ParticipantStats is one participant with what it sends and receives.
+type ParticipantStats struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Identity    string             `json:"identity,omitempty"`
+	Permissions signal.Permissions `json:"permissions"`
+	Joined      time.Time          `json:"joined"`
+	AudioMuted  bool               `json:"audioMuted"`
+	VideoMuted  bool               `json:"videoMuted"`
+	// AdminMuted is what an administrator muted: that media is dropped.
+	AdminMuted signal.Muted `json:"adminMuted"`
+	// VideoPaused: nobody receives its video, so it was told to stop sending.
+	VideoPaused bool             `json:"videoPaused"`
+	Publishing  []PublishedTrack `json:"publishing"`
+	// Receiving is the number of streams sent to it; Forwarded the sources whose
+	// video it now gets (Last N), LastN the most it asked for (-1: the room's).
+	Receiving    int      `json:"receiving"`
+	Forwarded    []string `json:"forwarded"`
+	LastN        int      `json:"lastN"`
+	RTTPublishMS float64  `json:"rttPublishMs"`
+	RTTReceiveMS float64  `json:"rttSubscribeMs"`
+	PacketsOut   uint64   `json:"packetsSent"`
+	BytesOut     uint64   `json:"bytesSent"`
+}
+
+// PublishedTrack is one received track (one simulcast encoding).
+type PublishedTrack struct {
+	Kind             string `json:"kind"`
+	RID              string `json:"rid,omitempty"`
+	Packets          uint64 `json:"packets"`
+	Bytes            uint64 `json:"bytes"`
+	BitrateBps       int    `json:"bitrate"`
+	Width            int    `json:"width,omitempty"`
+	Height           int    `json:"height,omitempty"`
+	Keyframes        uint64 `json:"keyframes"`
+	KeyframeRequests uint64 `json:"keyframeRequests"`
+	NACKs            uint64 `json:"nacks"`
+	Retransmissions  uint64 `json:"retransmissions"`
+	Malformed        uint64 `json:"malformed"`
+}
+
+// Stats reads the room on its loop; false when the room has ended meanwhile
+// (then FinalTotals has its counters).
+func (r *Room) Stats(now time.Time) (Stats, bool) {
+	var out Stats
+	ok := r.do(func(s *state) { out = s.stats(r.name, now) })
+	return out, ok
+}
+
+// FinalTotals are the counters of a room that has ended (Stats returned false).
+func (r *Room) FinalTotals() Totals {
+	<-r.done
+	return r.state.retired
+}
+
+func (s *state) stats(name string, now time.Time) Stats {
+	st := Stats{Name: name, Created: s.created, LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage), Speaker: s.dominant,
+		Participants: []ParticipantStats{}, Tracks: map[string]int{"audio": 0, "video": 0}, Forwarding: map[string]int{"audio": 0, "video": 0},
+		Totals: s.retired}
+	for _, m := range s.sorted() {
+		p := ParticipantStats{ID: m.info.ID, Name: m.info.Name, Identity: m.identity, Permissions: m.perms, Joined: m.joined,
+			AudioMuted: m.info.AudioMuted, VideoMuted: m.info.VideoMuted, AdminMuted: signal.Muted{Audio: m.mutedAudio, Video: m.mutedVideo},
+			VideoPaused: m.paused, Publishing: []PublishedTrack{}, Forwarded: idStrings(m.forwarded), LastN: m.wantN}
+		pub, sub := m.m.RTT()
+		p.RTTPublishMS, p.RTTReceiveMS = float64(pub)/1e6, float64(sub)/1e6
+		for _, up := range m.ups {
+			st.Tracks[up.Kind().String()]++
+			st.Totals.addUp(up)
+			c := up.Stats()
+			w, h := up.Size()
+			p.Publishing = append(p.Publishing, PublishedTrack{Kind: up.Kind().String(), RID: up.RID(),
+				Packets: c.Packets.Load(), Bytes: c.Bytes.Load(), BitrateBps: up.Bitrate(now), Width: w, Height: h,
+				Keyframes: c.Keyframes.Load(), KeyframeRequests: c.KeyframeRequests.Load(), NACKs: c.NACKs.Load(),
+				Retransmissions: c.Retransmissions.Load(), Malformed: c.Malformed.Load()})
+		}
+		seen := map[*forward.DownTrack]bool{}
+		for _, d := range m.downs {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			st.Totals.addDown(d)
+			c := d.Counters()
+			p.Receiving++
+			p.PacketsOut += c.Packets
+			p.BytesOut += c.Bytes
+			if d.Kind() == webrtc.RTPCodecTypeAudio || d.Selected() {
+				st.Forwarding[d.Kind().String()]++
+			}
+		}
+		st.Participants = append(st.Participants, p)
+	}
+	return st
+}

@@ -1,0 +1,323 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/auth"
+	"github.com/podium-sfu/podium/internal/room"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Admin is the admin REST API under /api/v1/ (docs/admin-api.yaml). Every
+// request needs a token with the admin permission in an Authorization: Bearer
+// header; a token for one room administers that room only, one for "*" every
+// room. In dev mode a request without a token is allowed.
+type Admin struct {
+	Hub  *room.Hub
+	Auth *auth.Verifier // nil without keys
+	Dev  bool
+	Now  func() time.Time // nil: time.Now
+	Log  *slog.Logger
+}
+
+// maxAdminBody bounds a request body.
+const maxAdminBody = 64 << 10
+
+// Routes returns the API's handler; mount it at /api/v1/.
+func (a *Admin) Routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/rooms", a.listRooms)
+	mux.HandleFunc("GET /api/v1/rooms/{room}", a.getRoom)
+	mux.HandleFunc("PATCH /api/v1/rooms/{room}", a.patchRoom)
+	mux.HandleFunc("DELETE /api/v1/rooms/{room}", a.closeRoom)
+	mux.HandleFunc("GET /api/v1/rooms/{room}/participants", a.listParticipants)
+	mux.HandleFunc("GET /api/v1/rooms/{room}/participants/{id}", a.getParticipant)
+	mux.HandleFunc("POST /api/v1/rooms/{room}/participants/{id}/mute", a.muteParticipant)
+	mux.HandleFunc("DELETE /api/v1/rooms/{room}/participants/{id}", a.removeParticipant)
+	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
+		apiError(w, http.StatusNotFound, "not-found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	return a.authenticated(mux)
+}
+
+// apiError writes {"error":{"code":..,"message":..}}.
+func apiError(w http.ResponseWriter, status int, code, message string) {
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="podium"`)
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": message}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(body)
+}
+
+type scopeKey struct{}
+
+// scope is what the request's token may administer: a room name or auth.AnyRoom.
+type scope struct {
+	room     string
+	identity string
+}
+
+func (s scope) allows(room string) bool { return s.room == auth.AnyRoom || s.room == room }
+
+// authenticated checks the bearer token before any route runs.
+func (a *Admin) authenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc, status, code, msg := a.authorize(r)
+		if status != 0 {
+			apiError(w, status, code, msg)
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxAdminBody)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, sc)))
+	})
+}
+
+func (a *Admin) authorize(r *http.Request) (scope, int, string, string) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		if a.Dev {
+			return scope{room: auth.AnyRoom}, 0, "", ""
+		}
+		return scope{}, http.StatusUnauthorized, signal.CodeUnauthorized, "an Authorization: Bearer <token> header with an admin token is required"
+	}
+	token, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || token == "" {
+		return scope{}, http.StatusUnauthorized, signal.CodeUnauthorized, "the Authorization header must be Bearer <token>"
+	}
+	if a.Auth == nil { // dev mode without keys: tokens cannot be checked
+		return scope{room: auth.AnyRoom}, 0, "", ""
+	}
+	now := time.Now()
+	if a.Now != nil {
+		now = a.Now()
+	}
+	claims, err := a.Auth.Verify(token, now)
+	switch {
+	case errors.Is(err, auth.ErrExpired):
+		return scope{}, http.StatusUnauthorized, signal.CodeTokenExpired, err.Error()
+	case err != nil:
+		return scope{}, http.StatusUnauthorized, signal.CodeUnauthorized, "token rejected: " + err.Error()
+	case !claims.Permissions.Admin:
+		return scope{}, http.StatusForbidden, signal.CodeForbidden, "the token lacks the admin permission"
+	}
+	return scope{room: claims.Room, identity: claims.Identity}, 0, "", ""
+}
+
+// scopeOf is the request's scope (set by authenticated).
+func (a *Admin) scopeOf(r *http.Request) scope {
+	sc, _ := r.Context().Value(scopeKey{}).(scope)
+	return sc
+}
+
+// room finds the path's room after checking the scope.
+func (a *Admin) room(w http.ResponseWriter, r *http.Request) (*room.Room, bool) {
+	name := r.PathValue("room")
+	if !signal.ValidRoom(name) {
+		apiError(w, http.StatusNotFound, "not-found", "not a room name")
+		return nil, false
+	}
+	if !a.scopeOf(r).allows(name) {
+		apiError(w, http.StatusForbidden, signal.CodeForbidden, fmt.Sprintf("the token administers room %q only", a.scopeOf(r).room))
+		return nil, false
+	}
+	rm, ok := a.Hub.Room(name)
+	if !ok {
+		apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no room %q (a room exists while someone is in it)", name))
+		return nil, false
+	}
+	return rm, true
+}
+
+func (a *Admin) stats(w http.ResponseWriter, rm *room.Room) (room.Stats, bool) {
+	st, ok := rm.Stats(time.Now())
+	if !ok {
+		apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("room %q has just ended", rm.Name()))
+	}
+	return st, ok
+}
+
+func (a *Admin) listRooms(w http.ResponseWriter, r *http.Request) {
+	sc := a.scopeOf(r)
+	rooms := []room.Stats{}
+	for _, rm := range a.Hub.Rooms() {
+		if !sc.allows(rm.Name()) {
+			continue
+		}
+		if st, ok := rm.Stats(time.Now()); ok {
+			rooms = append(rooms, st)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
+}
+
+func (a *Admin) getRoom(w http.ResponseWriter, r *http.Request) {
+	if rm, ok := a.room(w, r); ok {
+		if st, ok := a.stats(w, rm); ok {
+			writeJSON(w, http.StatusOK, st)
+		}
+	}
+}
+
+// roomPatch is the body of PATCH /rooms/{room}: fields left out are unchanged.
+type roomPatch struct {
+	LastN   *int     `json:"lastN"`
+	OnStage []string `json:"onStage"`
+}
+
+func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
+	rm, ok := a.room(w, r)
+	if !ok {
+		return
+	}
+	var p roomPatch
+	if !decodeBody(w, r, &p) {
+		return
+	}
+	if p.LastN != nil && (*p.LastN < -1 || *p.LastN > 1000) {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "lastN must be -1 (unlimited) to 1000")
+		return
+	}
+	if len(p.OnStage) > 64 {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "at most 64 participants on stage")
+		return
+	}
+	if p.LastN == nil && p.OnStage == nil {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN and/or onStage")
+		return
+	}
+	rm.UpdateSettings(p.LastN, p.OnStage)
+	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage)
+	if st, ok := a.stats(w, rm); ok {
+		writeJSON(w, http.StatusOK, st)
+	}
+}
+
+func (a *Admin) closeRoom(w http.ResponseWriter, r *http.Request) {
+	rm, ok := a.room(w, r)
+	if !ok {
+		return
+	}
+	n := rm.CloseRoom("the room was closed by an administrator")
+	a.audit(r, "room closed", "room", rm.Name(), "participants", n)
+	writeJSON(w, http.StatusOK, map[string]any{"room": rm.Name(), "removed": n})
+}
+
+func (a *Admin) listParticipants(w http.ResponseWriter, r *http.Request) {
+	if rm, ok := a.room(w, r); ok {
+		if st, ok := a.stats(w, rm); ok {
+			writeJSON(w, http.StatusOK, map[string]any{"participants": st.Participants})
+		}
+	}
+}
+
+// participant finds the path's participant in the room's stats.
+func (a *Admin) participant(w http.ResponseWriter, r *http.Request) (*room.Room, room.ParticipantStats, bool) {
+	rm, ok := a.room(w, r)
+	if !ok {
+		return nil, room.ParticipantStats{}, false
+	}
+	st, ok := a.stats(w, rm)
+	if !ok {
+		return nil, room.ParticipantStats{}, false
+	}
+	id := r.PathValue("id")
+	for _, p := range st.Participants {
+		if p.ID == id {
+			return rm, p, true
+		}
+	}
+	apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no participant %q in room %q", truncate(id), rm.Name()))
+	return nil, room.ParticipantStats{}, false
+}
+
+func (a *Admin) getParticipant(w http.ResponseWriter, r *http.Request) {
+	if _, p, ok := a.participant(w, r); ok {
+		writeJSON(w, http.StatusOK, p)
+	}
+}
+
+func (a *Admin) muteParticipant(w http.ResponseWriter, r *http.Request) {
+	rm, p, ok := a.participant(w, r)
+	if !ok {
+		return
+	}
+	var m signal.Muted
+	if !decodeBody(w, r, &m) {
+		return
+	}
+	if !rm.AdminMute(p.ID, m.Audio, m.Video) {
+		apiError(w, http.StatusNotFound, "not-found", "the participant has just left")
+		return
+	}
+	a.audit(r, "participant muted", "room", rm.Name(), "participant", p.ID, "audio", m.Audio, "video", m.Video)
+	if _, p, ok := a.participant(w, r); ok {
+		writeJSON(w, http.StatusOK, p)
+	}
+}
+
+func (a *Admin) removeParticipant(w http.ResponseWriter, r *http.Request) {
+	rm, p, ok := a.participant(w, r)
+	if !ok {
+		return
+	}
+	if !rm.Remove(p.ID, signal.ByeRemoved, "you were removed from the room by an administrator") {
+		apiError(w, http.StatusNotFound, "not-found", "the participant has just left")
+		return
+	}
+	a.audit(r, "participant removed", "room", rm.Name(), "participant", p.ID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// decodeBody reads one JSON object with known fields only.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			err = errors.New("trailing data after the JSON object")
+		}
+	}
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			apiError(w, http.StatusRequestEntityTooLarge, signal.CodeTooLarge, fmt.Sprintf("body over %d bytes", maxAdminBody))
+			return false
+		}
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// audit logs an administrator's action with who did it.
+func (a *Admin) audit(r *http.Request, msg string, args ...any) {
+	if a.Log != nil {
+		a.Log.Info(msg, append(args, "admin", a.scopeOf(r).identity, "remote", r.RemoteAddr)...)
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
