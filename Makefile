@@ -7,7 +7,7 @@ ARGS    ?=
 BIN     := bin/podium
 WEB_SRC := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs web/package.json web/package-lock.json
 
-.PHONY: run build web test test-go test-web vet clean
+.PHONY: run build web test test-go test-web vet bench-short clean
 
 run: build
 	./$(BIN) serve $(ARGS)
@@ -23,7 +23,7 @@ web/node_modules/.package-lock.json: web/package-lock.json
 web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SRC)
 	cd web && npm run build
 
-test: test-web vet test-go
+test: test-web vet test-go bench-short
 
 test-web: web/node_modules/.package-lock.json
 	cd web && npm run typecheck && npm test
@@ -39,6 +39,15 @@ vet:
 test-go: web
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
 	$(GO) test -count=1 -timeout 20m -p 1 ./e2e/...
+
+# The benchmarks through the command line in a short mode (seconds), so they
+# cannot rot: the forwarding benchmark's parseable last line, and a tiny Last N
+# reproduction. Full runs and their results: docs/performance.md, docs/lastn.md.
+bench-short: build
+	./$(BIN) bench forward --scenario meeting-8 --warmup 2s --duration 3s --quiet > bin/bench-forward.out
+	tail -n 1 bin/bench-forward.out | grep -E '^scenario=meeting-8 .*cpu_us_per_pkt=[0-9.]+ .*pkts_per_s=[0-9]+ .*p99_latency_us=[0-9]+ allocs_per_pkt=[0-9.]+ '
+	./$(BIN) bench lastn --k 3 --n -1,1 --pausing-k 3 --pausing-n -1,1 --warmup 1s --duration 2s --out bin/bench-lastn > /dev/null
+	test -s bin/bench-lastn/lastn.csv && test -s bin/bench-lastn/lastn-outbound.svg
 
 clean:
 	rm -rf bin web/dist/*.js web/dist/*.css web/dist/*.html

@@ -11,6 +11,9 @@ const usage = `podium — self-hosted video conferencing with a selective forwar
 Usage:
   podium serve [flags]    run the server (podium serve -h lists every setting)
   podium token [flags]    mint an access token for a room (podium token -h)
+  podium load [flags]     synthetic participants against a server (podium load -h)
+  podium bench forward|lastn [flags]
+                          benchmarks: forwarding cost, the Last N experiments (podium bench -h)
 `
 
 func main() {
@@ -22,6 +25,16 @@ func main() {
 	case "serve":
 		if err := serve(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "podium:", err)
+			os.Exit(1)
+		}
+	case "load":
+		if err := loadCommand(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "podium load:", err)
+			os.Exit(1)
+		}
+	case "bench":
+		if err := benchCommand(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "podium bench:", err)
 			os.Exit(1)
 		}
 	case "token":

@@ -23,6 +23,7 @@ type Totals struct {
 	TxAudioPackets, TxAudioBytes uint64
 	TxVideoPackets, TxVideoBytes uint64
 	TxFrames, TxKeyframes        uint64
+	PausedPublishers             int    // publishers the SFU told to stop sending video
 	KeyframeRequests             uint64 // PLI/FIR the publishers received
 	NACKed, Retransmitted        uint64 // by the publishers
 
@@ -77,6 +78,9 @@ func (r *Run) Totals() Totals {
 			continue
 		}
 		s := &p.snd.src.stats
+		if s.Paused.Load() {
+			t.PausedPublishers++
+		}
 		t.TxAudioPackets += s.AudioPackets.Load()
 		t.TxAudioBytes += s.AudioBytes.Load()
 		t.TxVideoPackets += s.VideoPackets.Load()
@@ -114,6 +118,7 @@ type Window struct {
 	KeyframeWaits                           uint64
 	KeyframeWaitP50, KeyframeWaitMax        time.Duration
 	WaitingForKeyframe                      int
+	PausedPublishers                        int // at the window's end
 
 	AudioLatencyP50, AudioLatencyP99 time.Duration
 }
@@ -139,7 +144,7 @@ func Between(start time.Time, a, b Totals) Window {
 		RxAudioStreams:     b.RxAudioStreams, RxVideoStreams: b.RxVideoStreams,
 		KeyframeRequests: b.KeyframeRequests - a.KeyframeRequests,
 		NACKed:           b.NACKed - a.NACKed, Retransmitted: b.Retransmitted - a.Retransmitted,
-		WaitingForKeyframe: b.WaitingForKeyframe,
+		WaitingForKeyframe: b.WaitingForKeyframe, PausedPublishers: b.PausedPublishers,
 	}
 	if exp := b.RxExpected - a.RxExpected; exp > 0 && b.RxReceived-a.RxReceived < exp {
 		w.LossPercent = 100 * float64(exp-(b.RxReceived-a.RxReceived)) / float64(exp)

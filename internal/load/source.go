@@ -80,6 +80,7 @@ type sourceStats struct {
 	KeyframeRequests         atomic.Uint64 // PLI/FIR received
 	NACKed, Retransmitted    atomic.Uint64 // sequence numbers asked for / answered
 	WriteErrors              atomic.Uint64
+	Paused                   atomic.Bool // told to stop sending video
 }
 
 // sentAudio remembers when recent audio packets were sent, by RTP timestamp, so
@@ -373,6 +374,7 @@ func (s *source) setPaused(paused bool) {
 		}
 	}
 	s.paused = paused
+	s.stats.Paused.Store(paused)
 }
 
 // setLayers keeps the listed simulcast encodings on and turns the others off; an

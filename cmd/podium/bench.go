@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/bench"
+	"github.com/podium-sfu/podium/internal/clip"
+	"github.com/podium-sfu/podium/internal/load"
+)
+
+const benchUsage = `podium bench — Podium's benchmarks, a server and the load generator in one run
+
+Usage:
+  podium bench forward [flags]   forwarding cost on a standard scenario; the last line of
+                                 output is key=value figures (cpu_us_per_pkt=… pkts_per_s=… …)
+  podium bench lastn [flags]     the Last N paper's experiments: CSV, SVG plots, markdown summary
+
+The server runs as a child process (this binary, "podium bench sfu") on loopback with
+free ports, so its CPU time and memory are measured alone. docs/performance.md and
+docs/lastn.md have the results and the commands that made them.
+`
+
+func benchCommand(args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, benchUsage)
+		return errors.New("bench: which one? forward or lastn")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch args[0] {
+	case "forward":
+		return benchForward(ctx, args[1:])
+	case "lastn":
+		return benchLastN(ctx, args[1:])
+	case "sfu": // the child server; see bench.ChildMain
+		return bench.ChildMain(args[1:], os.Stdin, os.Stdout)
+	case "-h", "--help", "help":
+		fmt.Print(benchUsage)
+		return nil
+	}
+	return fmt.Errorf("bench: unknown benchmark %q (forward or lastn)", args[0])
+}
+
+func benchForward(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench forward", flag.ContinueOnError)
+	o := bench.ForwardOptions{}
+	fs.StringVar(&o.Scenario, "scenario", load.Meeting8, "standard scenario: "+strings.Join(load.Scenarios(), ", "))
+	fs.DurationVar(&o.Duration, "duration", 50*time.Second, "measured window")
+	fs.DurationVar(&o.Warmup, "warmup", 10*time.Second, "time after every participant joined, before measuring")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the server's CPU profile of the measured window to this file")
+	quiet := fs.Bool("quiet", false, "no per-second lines")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if !*quiet {
+		o.Progress = os.Stderr
+	}
+	if o.CPUProfile != "" && !strings.HasPrefix(o.CPUProfile, "/") {
+		wd, _ := os.Getwd()
+		o.CPUProfile = wd + "/" + o.CPUProfile
+	}
+	res, err := bench.Forward(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Print(res.Summary())
+	fmt.Println(res.Line())
+	return nil
+}
+
+func benchLastN(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench lastn", flag.ContinueOnError)
+	o := bench.DefaultLastN()
+	ks := fs.String("k", joinInts(o.Ks), "conference sizes (load endpoints; one receive-only endpoint joins too)")
+	ns := fs.String("n", joinInts(o.Ns), "Last N values for the K sweep; -1 is the full star")
+	fs.IntVar(&o.PausingK, "pausing-k", o.PausingK, "K of the video pausing experiment")
+	pns := fs.String("pausing-n", joinInts(o.PausingNs), "N values of the video pausing experiment")
+	fs.DurationVar(&o.Warmup, "warmup", o.Warmup, "settling time after each change of N")
+	fs.DurationVar(&o.Duration, "duration", o.Duration, "measured window of each configuration")
+	fs.StringVar(&o.Clip, "clip", o.Clip, "endpoints' video clip: "+strings.Join([]string{clip.Video180p15, clip.Video180p, clip.Video360p}, ", "))
+	fs.BoolVar(&o.DTX, "dtx", o.DTX, "Opus DTX on silent endpoints")
+	fs.StringVar(&o.OutDir, "out", "lastn-results", "directory for lastn.csv, the SVG plots and lastn-summary.md")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	var err error
+	if o.Ks, err = parseInts(*ks); err != nil {
+		return fmt.Errorf("--k: %w", err)
+	}
+	if o.Ns, err = parseInts(*ns); err != nil {
+		return fmt.Errorf("--n: %w", err)
+	}
+	if o.PausingNs, err = parseInts(*pns); err != nil {
+		return fmt.Errorf("--pausing-n: %w", err)
+	}
+	o.Progress = os.Stderr
+	points, err := bench.LastN(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Print(bench.LastNSummary(o, points))
+	fmt.Fprintf(os.Stderr, "wrote %s/{lastn.csv,lastn-outbound.svg,lastn-pausing-bitrate.svg,lastn-pausing-cpu.svg,lastn-summary.md}\n", o.OutDir)
+	return nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+func joinInts(vs []int) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}

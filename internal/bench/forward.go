@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/load"
+)
+
+// ForwardOptions configure `podium bench forward`.
+type ForwardOptions struct {
+	Scenario string        // a load.StandardScenario name
+	Warmup   time.Duration // after every participant joined, before measuring
+	Duration time.Duration // the measured window
+	// CPUProfile, when set, receives the server's CPU profile of the measured window.
+	CPUProfile string
+	Command    SFUCommand // nil: this executable's `bench sfu`
+	Progress   io.Writer  // a line per second while measuring (nil: none)
+	Seed       uint64
+}
+
+// ForwardResult are the figures of one forwarding benchmark.
+type ForwardResult struct {
+	Scenario     string
+	Participants int
+	Window       time.Duration
+
+	ForwardedPackets, ForwardedBytes uint64
+	ReceivedPackets                  uint64
+	PacketsPerS, MbitPerS            float64
+
+	// SFU process CPU per forwarded packet, in microseconds: user+system, user
+	// and system (from /proc/PID/stat, 10 ms ticks).
+	CPUMicros, UserMicros, SysMicros float64
+	CPUPercent                       float64 // of one core
+
+	LatencyP50, LatencyP99, LatencyMax time.Duration // receive → send, sampled
+	LatencySamples                     uint64
+	AllocsPerPacket                    float64 // whole process
+	GCs                                uint32
+	GCPauseMax                         time.Duration
+	RSS, PeakRSS                       uint64
+	RSSPerParticipant                  float64 // bytes
+
+	LoadCPUPercent float64     // the load generator (this process), of one core
+	Load           load.Window // what the participants saw
+}
+
+// Line is the result as one stable, parseable line of key=value pairs.
+func (r ForwardResult) Line() string {
+	return fmt.Sprintf("scenario=%s participants=%d duration_s=%.0f cpu_us_per_pkt=%.2f user_us_per_pkt=%.2f sys_us_per_pkt=%.2f "+
+		"pkts_per_s=%.0f mbit_per_s=%.2f p50_latency_us=%.0f p99_latency_us=%.0f allocs_per_pkt=%.3f gc_pause_max_us=%.0f gcs=%d "+
+		"rss_mb=%.1f rss_per_participant_mb=%.2f sfu_cpu_pct=%.1f load_cpu_pct=%.1f rx_loss_pct=%.3f audio_e2e_p99_us=%.0f",
+		r.Scenario, r.Participants, r.Window.Seconds(), r.CPUMicros, r.UserMicros, r.SysMicros,
+		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), r.GCs,
+		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99))
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// Summary describes the result for people.
+func (r ForwardResult) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario             %s, %d participants, %.0f s measured\n", r.Scenario, r.Participants, r.Window.Seconds())
+	fmt.Fprintf(&b, "forwarded            %.0f packets/s, %.2f Mbit/s (RTP), from %.0f received packets/s\n",
+		r.PacketsPerS, r.MbitPerS, float64(r.ReceivedPackets)/r.Window.Seconds())
+	fmt.Fprintf(&b, "SFU CPU              %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core\n",
+		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent)
+	fmt.Fprintf(&b, "SFU-added latency    p50 %.0f µs, p99 %.0f µs, max ≤ %.0f µs (%d samples, receive → send)\n",
+		us(r.LatencyP50), us(r.LatencyP99), us(r.LatencyMax), r.LatencySamples)
+	fmt.Fprintf(&b, "allocations          %.3f per forwarded packet (whole process)\n", r.AllocsPerPacket)
+	fmt.Fprintf(&b, "GC                   %d collections, longest pause %.0f µs\n", r.GCs, us(r.GCPauseMax))
+	fmt.Fprintf(&b, "memory               RSS %.1f MB (peak %.1f), %.2f MB per participant\n",
+		float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20), r.RSSPerParticipant/(1<<20))
+	fmt.Fprintf(&b, "load generator       %.1f %% of a core\n", r.LoadCPUPercent)
+	b.WriteString(indent(r.Load.Summary(), "  "))
+	return b.String()
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// Forward runs the forwarding benchmark: a server child, the scenario's
+// participants, a warm-up, then the measured window.
+func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
+	res := ForwardResult{Scenario: o.Scenario}
+	sc, err := load.StandardScenario(o.Scenario)
+	if err != nil {
+		return res, err
+	}
+	res.Participants = len(sc.Participants)
+	sfu, err := StartSFU(ctx, o.Command)
+	if err != nil {
+		return res, err
+	}
+	defer sfu.Close()
+	run, err := load.Start(ctx, load.Config{
+		URL: sfu.URL, Room: "bench-" + o.Scenario, Participants: sc.Participants,
+		Speech: sc.Speech, DTX: sc.DTX, Seed: o.Seed,
+	})
+	if err != nil {
+		return res, err
+	}
+	defer run.Close()
+	joinCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	err = run.WaitJoined(joinCtx)
+	cancel()
+	if err != nil {
+		return res, err
+	}
+	progress(o.Progress, "all %d participants joined; warming up for %v\n", res.Participants, o.Warmup)
+	if err := sleep(ctx, o.Warmup); err != nil {
+		return res, err
+	}
+	a, err := sfu.Sample()
+	if err != nil {
+		return res, err
+	}
+	selfA, _ := ReadProc(os.Getpid())
+	loadA := run.Totals()
+	if o.CPUProfile != "" {
+		if err := sfu.StartProfile(o.CPUProfile); err != nil {
+			return res, err
+		}
+	}
+	if err := measure(ctx, o.Duration, o.Progress, run, sfu); err != nil {
+		return res, err
+	}
+	if o.CPUProfile != "" {
+		if err := sfu.StopProfile(); err != nil {
+			return res, err
+		}
+	}
+	b, err := sfu.Sample()
+	if err != nil {
+		return res, err
+	}
+	selfB, _ := ReadProc(os.Getpid())
+	res.Load = load.Between(run.Started(), loadA, run.Totals())
+	res.fill(a, b)
+	if d := selfB.At.Sub(selfA.At); d > 0 {
+		res.LoadCPUPercent = 100 * float64(selfB.CPU()-selfA.CPU()) / float64(d)
+	}
+	return res, nil
+}
+
+func (r *ForwardResult) fill(a, b Sample) {
+	r.Window = b.Proc.At.Sub(a.Proc.At)
+	ma, mb := a.Stats.Meter, b.Stats.Meter
+	r.ForwardedPackets = mb.ForwardedPackets - ma.ForwardedPackets
+	r.ForwardedBytes = mb.ForwardedBytes - ma.ForwardedBytes
+	r.ReceivedPackets = mb.ReceivedPackets - ma.ReceivedPackets
+	sec := r.Window.Seconds()
+	r.PacketsPerS = float64(r.ForwardedPackets) / sec
+	r.MbitPerS = float64(r.ForwardedBytes) * 8 / sec / 1e6
+	cpu := b.Proc.CPU() - a.Proc.CPU()
+	r.CPUPercent = 100 * float64(cpu) / float64(r.Window)
+	if n := float64(r.ForwardedPackets); n > 0 {
+		r.CPUMicros = float64(cpu) / 1e3 / n
+		r.UserMicros = float64(b.Proc.User-a.Proc.User) / 1e3 / n
+		r.SysMicros = float64(b.Proc.System-a.Proc.System) / 1e3 / n
+		r.AllocsPerPacket = float64(b.Stats.Mallocs-a.Stats.Mallocs) / n
+	}
+	lat := mb.Latency.Sub(ma.Latency)
+	r.LatencyP50, r.LatencyP99, r.LatencyMax = lat.Quantile(0.5), lat.Quantile(0.99), lat.Max()
+	r.LatencySamples = lat.Count()
+	r.GCs = b.Stats.NumGC - a.Stats.NumGC
+	r.GCPauseMax = time.Duration(b.Stats.PauseMaxNs) // the GCs since sample a
+	r.RSS, r.PeakRSS = b.Proc.RSS, b.Proc.PeakRSS
+	if r.Participants > 0 {
+		r.RSSPerParticipant = float64(r.RSS) / float64(r.Participants)
+	}
+}
+
+// measure waits d, printing a line per second: the load's figures and the
+// server's forwarded packets and bitrate.
+func measure(ctx context.Context, d time.Duration, w io.Writer, run *load.Run, sfu *SFU) error {
+	if w == nil {
+		return sleep(ctx, d)
+	}
+	fmt.Fprintf(w, "%s %9s %9s\n", load.Header(), "sfu pps", "sfu Mb/s")
+	end := time.Now().Add(d)
+	prevLoad := run.Totals()
+	prevMeter, err := sfu.Meter()
+	if err != nil {
+		return err
+	}
+	prevAt := time.Now()
+	for time.Now().Before(end) {
+		if err := sleep(ctx, min(time.Second, time.Until(end))); err != nil {
+			return err
+		}
+		cur := run.Totals()
+		m, err := sfu.Meter()
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		sec := now.Sub(prevAt).Seconds()
+		win := load.Between(run.Started(), prevLoad, cur)
+		fmt.Fprintf(w, "%s %9.0f %9.2f   [%3.0f%%]\n", win.Line(),
+			float64(m.Meter.ForwardedPackets-prevMeter.Meter.ForwardedPackets)/sec,
+			float64(m.Meter.ForwardedBytes-prevMeter.Meter.ForwardedBytes)*8/sec/1e6,
+			100*(1-float64(time.Until(end))/float64(d)))
+		prevLoad, prevMeter, prevAt = cur, m, now
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}

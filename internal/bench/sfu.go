@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// SFUCommand makes the command that runs the child server with the given
+// `podium serve` flags; see ChildMain.
+type SFUCommand func(args []string) *exec.Cmd
+
+// SelfCommand runs this executable as `podium bench sfu ARGS`.
+func SelfCommand(args []string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.Command(exe, append([]string{"bench", "sfu"}, args...)...)
+}
+
+// SFU is a running child server.
+type SFU struct {
+	URL string // signaling WebSocket
+	PID int
+
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	mu     sync.Mutex // one command at a time
+	waited chan error
+}
+
+// StartSFU starts the child server on loopback with free ports, plus extra flags.
+func StartSFU(ctx context.Context, command SFUCommand, extra ...string) (*SFU, error) {
+	if command == nil {
+		command = SelfCommand
+	}
+	args := append([]string{
+		"--http", "127.0.0.1:0", "--udp-port", "0", "--tcp-port", "0", "--media-ip", "127.0.0.1",
+		// A benchmark joins many participants from one address, often.
+		"--joins-per-ip", "0", "--max-participants", "0", "--signaling-rate", "0",
+	}, extra...)
+	cmd := command(args)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the server: %w", err)
+	}
+	s := &SFU{cmd: cmd, in: in, out: bufio.NewScanner(outPipe), waited: make(chan error, 1)}
+	s.out.Buffer(make([]byte, 64<<10), 4<<20)
+	go func() { s.waited <- cmd.Wait() }()
+	hello := make(chan error, 1)
+	go func() {
+		var h childHello
+		if !s.out.Scan() {
+			hello <- fmt.Errorf("the server exited before it was ready: %v", s.out.Err())
+			return
+		}
+		if err := json.Unmarshal(s.out.Bytes(), &h); err != nil {
+			hello <- fmt.Errorf("the server said %q: %w", s.out.Text(), err)
+			return
+		}
+		s.URL, s.PID = h.URL, h.PID
+		hello <- nil
+	}()
+	select {
+	case err = <-hello:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-time.After(30 * time.Second):
+		err = errors.New("the server did not start within 30 s")
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// command sends one command line and decodes the answer into v.
+func (s *SFU) command(line string, v any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if !s.out.Scan() {
+		return fmt.Errorf("server: no answer to %q: %v", line, s.out.Err())
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(s.out.Bytes(), &e) == nil && e.Error != "" {
+		return fmt.Errorf("server: %s", e.Error)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal(s.out.Bytes(), v)
+}
+
+// Sample is the server's counters and process figures at one moment.
+type Sample struct {
+	Stats ChildStats
+	Proc  ProcStats
+}
+
+// Sample reads the server's counters and its /proc figures.
+func (s *SFU) Sample() (Sample, error) {
+	var out Sample
+	if err := s.command("stats", &out.Stats); err != nil {
+		return out, err
+	}
+	p, err := ReadProc(s.PID)
+	out.Proc = p
+	return out, err
+}
+
+// Meter reads only the server's forwarding counters (no memory statistics,
+// which stop the world).
+func (s *SFU) Meter() (ChildStats, error) {
+	var out ChildStats
+	err := s.command("meter", &out)
+	return out, err
+}
+
+// StartProfile starts a CPU profile of the server into path.
+func (s *SFU) StartProfile(path string) error { return s.command("cpuprofile "+path, nil) }
+
+// StopProfile stops it.
+func (s *SFU) StopProfile() error { return s.command("stopprofile", nil) }
+
+// HeapProfile writes a heap profile of the server into path.
+func (s *SFU) HeapProfile(path string) error { return s.command("heapprofile "+path, nil) }
+
+// Close stops the server and waits for it (killing it after 10 s).
+func (s *SFU) Close() {
+	_ = s.in.Close()
+	select {
+	case <-s.waited:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.waited
+	}
+}

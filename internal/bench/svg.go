@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Series is one line of a chart; Err, when set, draws ± error bars.
+type Series struct {
+	Name string
+	X, Y []float64
+	Err  []float64
+}
+
+// Chart is a line chart with markers, drawn as SVG with no dependencies.
+type Chart struct {
+	Title          string
+	XLabel, YLabel string
+	XTicks         []float64 // where to put x ticks (nil: from the data)
+	XTickLabels    []string  // optional labels for XTicks
+	Series         []Series
+}
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"}
+
+const (
+	chartW, chartH         = 640, 420
+	marginL, marginR       = 70, 20
+	marginTop, marginBelow = 40, 55
+)
+
+// SVG renders the chart.
+func (c Chart) SVG() []byte {
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymax := 0.0
+	for _, s := range c.Series {
+		for i := range s.X {
+			xmin, xmax = math.Min(xmin, s.X[i]), math.Max(xmax, s.X[i])
+			top := s.Y[i]
+			if i < len(s.Err) {
+				top += s.Err[i]
+			}
+			ymax = math.Max(ymax, top)
+		}
+	}
+	for _, x := range c.XTicks {
+		xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+	}
+	if math.IsInf(xmin, 1) {
+		xmin, xmax = 0, 1
+	}
+	if xmax == xmin {
+		xmax = xmin + 1
+	}
+	ystep := niceStep(ymax / 5)
+	ytop := math.Max(ystep, math.Ceil(ymax/ystep)*ystep)
+	pw, ph := float64(chartW-marginL-marginR), float64(chartH-marginTop-marginBelow)
+	pad := (xmax - xmin) * 0.04
+	px := func(x float64) float64 { return marginL + (x-xmin+pad)/(xmax-xmin+2*pad)*pw }
+	py := func(y float64) float64 { return marginTop + ph - y/ytop*ph }
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartW, chartH, chartW, chartH)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%d" y="22" text-anchor="middle" font-size="14" font-weight="bold">%s</text>`+"\n", chartW/2, esc(c.Title))
+	// Grid and y axis.
+	for y := 0.0; y <= ytop+ystep/2; y += ystep {
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", marginL, py(y), chartW-marginR, py(y))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, py(y)+4, num(y))
+	}
+	// X ticks.
+	ticks := c.XTicks
+	if ticks == nil {
+		seen := map[float64]bool{}
+		for _, s := range c.Series {
+			for _, x := range s.X {
+				if !seen[x] {
+					seen[x] = true
+					ticks = append(ticks, x)
+				}
+			}
+		}
+	}
+	for i, x := range ticks {
+		label := num(x)
+		if i < len(c.XTickLabels) {
+			label = c.XTickLabels[i]
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", px(x), py(0), px(x), py(0)+5)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(x), py(0)+18, esc(label))
+	}
+	fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", marginL, py(0), chartW-marginR, py(0))
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", marginL, marginTop, marginL, py(0))
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", marginL+pw/2, chartH-12, esc(c.XLabel))
+	fmt.Fprintf(&b, `<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">%s</text>`+"\n", marginTop+ph/2, marginTop+ph/2, esc(c.YLabel))
+	// Series.
+	for si, s := range c.Series {
+		color := palette[si%len(palette)]
+		var pts []string
+		for i := range s.X {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.X[i]), py(s.Y[i])))
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", color, strings.Join(pts, " "))
+		for i := range s.X {
+			x, y := px(s.X[i]), py(s.Y[i])
+			if i < len(s.Err) && s.Err[i] > 0 {
+				lo, hi := py(math.Max(0, s.Y[i]-s.Err[i])), py(s.Y[i]+s.Err[i])
+				fmt.Fprintf(&b, `<path d="M%.1f %.1fV%.1fM%.1f %.1fh8M%.1f %.1fh8" stroke="%s"/>`+"\n", x, lo, hi, x-4, lo, x-4, hi, color)
+			}
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", x, y, color)
+		}
+		ly := marginTop + 10 + 18*si
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"/><circle cx="%d" cy="%d" r="3.5" fill="%s"/>`+"\n",
+			marginL+12, ly, marginL+36, ly, color, marginL+24, ly, color)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`+"\n", marginL+42, ly+4, esc(s.Name))
+	}
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
+
+// niceStep rounds a raw step up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+func num(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+}
+
+func esc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
