@@ -86,8 +86,12 @@ type State struct {
 	Paused       bool     // the SFU asked us to stop sending video
 	PauseCount   int
 	Bye          string
+	ByeCode      string
 	Closed       error
 	Offers       int
+	Permissions  *signal.Permissions // from welcome
+	Draining     *signal.Draining    // the server announced it is shutting down
+	AdminMuted   signal.Muted        // what an administrator last muted
 }
 
 // TrackStats counts what arrived on one received track.
@@ -333,7 +337,7 @@ func (c *Client) handle(frame []byte) {
 		var w signal.Welcome
 		_ = json.Unmarshal(frame, &w)
 		c.update(func(s *State) {
-			s.ID, s.Resume = w.ID, w.Resume
+			s.ID, s.Resume, s.Permissions = w.ID, w.Resume, w.Permissions
 			for _, p := range w.Participants {
 				s.Participants[p.ID] = p
 			}
@@ -400,7 +404,15 @@ func (c *Client) handle(frame []byte) {
 	case signal.TypeBye:
 		var b signal.Bye
 		_ = json.Unmarshal(frame, &b)
-		c.update(func(s *State) { s.Bye = b.Reason })
+		c.update(func(s *State) { s.Bye, s.ByeCode = b.Reason, b.Code })
+	case signal.TypeDraining:
+		var d signal.Draining
+		_ = json.Unmarshal(frame, &d)
+		c.update(func(s *State) { s.Draining = &d })
+	case signal.TypeMuted:
+		var m signal.Muted
+		_ = json.Unmarshal(frame, &m)
+		c.update(func(s *State) { s.AdminMuted = m })
 	}
 	if c.opts.OnMessage != nil {
 		c.opts.OnMessage(head.Type, frame)
