@@ -74,7 +74,7 @@ func TestAdminAPI(t *testing.T) {
 			{"garbage", http.StatusUnauthorized, signal.CodeUnauthorized},
 			{mint(t, auth.AnyRoom, "x", admin, time.Now().Add(-time.Hour)), http.StatusUnauthorized, signal.CodeTokenExpired},
 			{mint(t, "main", "a", pubSub, exp), http.StatusForbidden, signal.CodeForbidden}, // no admin permission
-			{sideOnly, http.StatusForbidden, signal.CodeForbidden},                        // another room
+			{sideOnly, http.StatusForbidden, signal.CodeForbidden},                          // another room
 		} {
 			status, body := api(t, srv, "GET", "/api/v1/rooms/main", tt.token, "")
 			if status != tt.status || apiErrorCode(body) != tt.code {
