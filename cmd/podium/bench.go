@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,6 +58,7 @@ func benchForward(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.Duration, "duration", 50*time.Second, "measured window")
 	fs.DurationVar(&o.Warmup, "warmup", 10*time.Second, "time after every participant joined, before measuring")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the server's CPU profile of the measured window to this file")
+	fs.StringVar(&o.HeapProfile, "heapprofile", "", "write the server's heap profile at the end of the window to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
@@ -68,9 +70,13 @@ func benchForward(ctx context.Context, args []string) error {
 	if !*quiet {
 		o.Progress = os.Stderr
 	}
-	if o.CPUProfile != "" && !strings.HasPrefix(o.CPUProfile, "/") {
-		wd, _ := os.Getwd()
-		o.CPUProfile = wd + "/" + o.CPUProfile
+	// The server child may run elsewhere: give it absolute paths.
+	for _, p := range []*string{&o.CPUProfile, &o.HeapProfile} {
+		if *p != "" {
+			if abs, err := filepath.Abs(*p); err == nil {
+				*p = abs
+			}
+		}
 	}
 	res, err := bench.Forward(ctx, o)
 	if err != nil {

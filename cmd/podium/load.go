@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/podium-sfu/podium/internal/clip"
 	"github.com/podium-sfu/podium/internal/load"
 )
 
@@ -49,12 +51,14 @@ func loadCommand(args []string) error {
 	publishers := fs.Int("publishers", 8, "participants that publish (without --scenario)")
 	receivers := fs.Int("receivers", 0, "receive-only participants (without --scenario)")
 	video := fs.String("video", load.VideoSimulcast, "publishers' video: simulcast, single or none")
+	clips := fs.String("clips", "", "publishers' video clips, lowest first (default: 360p for single, 180p,360p,720p for simulcast): "+strings.Join([]string{clip.Video180p15, clip.Video180p, clip.Video360p, clip.Video720p}, ", "))
 	audio := fs.Bool("audio", true, "publishers send audio")
 	view := fs.String("view", "640x360", "how everyone shows the others' videos, WxH (sent as constraints); empty for none")
 	speech := fs.String("speech", "", "speaking pattern: paper (one speaker, a new one every 4 s), realistic, none (default: realistic)")
 	dtx := fs.Bool("dtx", false, "Opus DTX: silent participants send one packet per 400 ms")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted)")
 	seed := fs.Uint64("seed", 1, "random seed of the speaking pattern and stream parameters")
+	cpuprofile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -81,7 +85,11 @@ func loadCommand(args []string) error {
 		if err != nil {
 			return err
 		}
-		cfg.Participants = append(load.Group("pub", *publishers, load.ParticipantSpec{Audio: *audio, Video: *video, View: v}),
+		var names []string
+		if *clips != "" {
+			names = strings.Split(*clips, ",")
+		}
+		cfg.Participants = append(load.Group("pub", *publishers, load.ParticipantSpec{Audio: *audio, Video: *video, Clips: names, View: v}),
 			load.Group("rcv", *receivers, load.ParticipantSpec{View: v})...)
 	}
 	if len(cfg.Participants) == 0 {
@@ -94,6 +102,16 @@ func loadCommand(args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
 	run, err := load.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -102,7 +120,7 @@ func loadCommand(args []string) error {
 	fmt.Fprintf(os.Stderr, "podium load: %d participants joining %s at %s (Ctrl-C stops)\n", len(cfg.Participants), cfg.Room, cfg.URL)
 	first := run.Totals()
 	lines := 0
-	run.Report(ctx, time.Second, func(w load.Window) {
+	last := run.Report(ctx, time.Second, func(w load.Window) {
 		if lines%20 == 0 {
 			fmt.Println(load.Header())
 		}
@@ -116,7 +134,7 @@ func loadCommand(args []string) error {
 		}
 		fmt.Println(line)
 	})
-	fmt.Printf("\nwhole run:\n%s", load.Between(run.Started(), first, run.Totals()).Summary())
+	fmt.Printf("\nwhole run:\n%s", load.Between(run.Started(), first, last).Summary())
 	return nil
 }
 

@@ -18,9 +18,12 @@ type ForwardOptions struct {
 	Duration time.Duration // the measured window
 	// CPUProfile, when set, receives the server's CPU profile of the measured window.
 	CPUProfile string
-	Command    SFUCommand // nil: this executable's `bench sfu`
-	Progress   io.Writer  // a line per second while measuring (nil: none)
-	Seed       uint64
+	// HeapProfile, when set, receives the server's heap profile at the window's end
+	// (live memory and, with -sample_index=alloc_objects, where allocations happen).
+	HeapProfile string
+	Command     SFUCommand // nil: this executable's `bench sfu`
+	Progress    io.Writer  // a line per second while measuring (nil: none)
+	Seed        uint64
 }
 
 // ForwardResult are the figures of one forwarding benchmark.
@@ -145,6 +148,11 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 		return res, err
 	}
 	selfB, _ := ReadProc(os.Getpid())
+	if o.HeapProfile != "" {
+		if err := sfu.HeapProfile(o.HeapProfile); err != nil {
+			return res, err
+		}
+	}
 	res.Load = load.Between(run.Started(), loadA, run.Totals())
 	res.fill(a, b)
 	if d := selfB.At.Sub(selfA.At); d > 0 {

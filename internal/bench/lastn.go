@@ -64,6 +64,9 @@ type Point struct {
 	OutPps, InPps      float64
 	// What the endpoints saw at the window's end.
 	VideoStreams     int // received video streams with packets in the last second
+	ExpectedStreams  int // what Last N should give: min(N,K) for the observer, min(N,K−1) for each endpoint
+	AudioP99         time.Duration
+	Attempts         int // windows measured: one more each time the load generator fell behind
 	PausedPublishers int
 	LossPercent      float64
 	KeyframeWaits    uint64
@@ -181,11 +184,23 @@ func (o LastNOptions) conference(ctx context.Context, sfu *SFU, pausing bool, k 
 		if err := sleep(ctx, o.Warmup); err != nil {
 			return points, err
 		}
-		p, err := o.measure(ctx, sfu, run)
-		if err != nil {
-			return points, err
+		// On a shared machine the load generator can fall behind (its receive
+		// queues grow): then the window measured a starved SFU. Such windows are
+		// measured again, twice at most, and the attempts recorded.
+		var p Point
+		for attempt := 1; attempt <= maxAttempts; attempt++ {
+			p, err = o.measure(ctx, sfu, run)
+			if err != nil {
+				return points, err
+			}
+			p.K, p.N, p.Pausing, p.Attempts = k, n, pausing, attempt
+			p.ExpectedStreams = expectedStreams(k, n)
+			if p.healthy() {
+				break
+			}
+			progress(o.Progress, "K=%-3d N=%-3s pausing=%-5v: %d of %d video streams, audio p99 %v — measuring again\n",
+				k, nName(n), pausing, p.VideoStreams, p.ExpectedStreams, p.AudioP99.Round(time.Millisecond))
 		}
-		p.K, p.N, p.Pausing = k, n, pausing
 		points = append(points, p)
 		progress(o.Progress, "K=%-3d N=%-3s pausing=%-5v out %7.2f ± %5.2f Mbit/s  in %6.2f  aggregate %7.2f  SFU CPU %5.1f %% ± %4.1f  video streams %4d  paused %2d  loss %.2f%%\n",
 			k, nName(n), pausing, p.OutMbps, p.OutMbpsSD, p.InMbps, p.AggMbps, p.CPU, p.CPUSD, p.VideoStreams, p.PausedPublishers, p.LossPercent)
@@ -239,7 +254,26 @@ func (o LastNOptions) measure(ctx context.Context, sfu *SFU, run *load.Run) (Poi
 	w := load.Between(run.Started(), loadA, run.Totals())
 	p.VideoStreams, p.PausedPublishers, p.LossPercent = w.RxVideoStreams, w.PausedPublishers, w.LossPercent
 	p.KeyframeWaits, p.KeyframeWaitP50 = w.KeyframeWaits, w.KeyframeWaitP50
+	p.AudioP99 = w.AudioLatencyP99
 	return p, nil
+}
+
+const maxAttempts = 3
+
+// expectedStreams is the number of video streams the SFU sends with K endpoints
+// and the observer: each endpoint receives min(N, K−1), the observer min(N, K).
+func expectedStreams(k, n int) int {
+	if n < 0 {
+		n = k
+	}
+	return min(n, k) + k*min(n, k-1)
+}
+
+// healthy reports whether the load generator kept up: the SFU's video streams
+// arrive (5 % slack for a speaker change at the window's edge) and audio crosses
+// the SFU and the generator in well under a second.
+func (p Point) healthy() bool {
+	return float64(p.VideoStreams) >= 0.95*float64(p.ExpectedStreams) && p.AudioP99 < 500*time.Millisecond
 }
 
 func stddev(xs []float64) float64 {
@@ -316,12 +350,13 @@ func writeCSV(path string, points []Point) error {
 	}
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"experiment", "k", "n", "pausing", "window_s", "out_mbps", "out_mbps_sd", "in_mbps", "aggregate_mbps", "aggregate_mbps_sd",
-		"out_pps", "in_pps", "sfu_cpu_pct", "sfu_cpu_pct_sd", "video_streams_received", "paused_publishers", "rx_loss_pct", "keyframe_waits", "keyframe_wait_p50_ms"})
+		"out_pps", "in_pps", "sfu_cpu_pct", "sfu_cpu_pct_sd", "video_streams_received", "video_streams_expected", "paused_publishers", "rx_loss_pct",
+		"keyframe_waits", "keyframe_wait_p50_ms", "audio_e2e_p99_ms", "attempts"})
 	for _, p := range points {
 		_ = w.Write([]string{p.Experiment, strconv.Itoa(p.K), strconv.Itoa(p.N), strconv.FormatBool(p.Pausing), f1(p.Window.Seconds()),
 			f3(p.OutMbps), f3(p.OutMbpsSD), f3(p.InMbps), f3(p.AggMbps), f3(p.AggMbpsSD), f1(p.OutPps), f1(p.InPps), f1(p.CPU), f1(p.CPUSD),
-			strconv.Itoa(p.VideoStreams), strconv.Itoa(p.PausedPublishers), f3(p.LossPercent), strconv.FormatUint(p.KeyframeWaits, 10),
-			f1(float64(p.KeyframeWaitP50) / 1e6)})
+			strconv.Itoa(p.VideoStreams), strconv.Itoa(p.ExpectedStreams), strconv.Itoa(p.PausedPublishers), f3(p.LossPercent), strconv.FormatUint(p.KeyframeWaits, 10),
+			f1(float64(p.KeyframeWaitP50) / 1e6), f1(float64(p.AudioP99) / 1e6), strconv.Itoa(p.Attempts)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -420,12 +455,12 @@ func LastNSummary(o LastNOptions, points []Point) string {
 		if g, ok := paperAggGain[n]; ok {
 			paperA = fmt.Sprintf("%.0f %%", g)
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.1f %% | %s | %s | %.1f %% | %d (%d) |\n", n, paperO, og, diff, paperA, ag, p.VideoStreams, (kmax+1)*n)
+		fmt.Fprintf(&b, "| %d | %s | %.1f %% | %s | %s | %.1f %% | %d (%d) |\n", n, paperO, og, diff, paperA, ag, p.VideoStreams, expectedStreams(kmax, n))
 	}
 	if okFull {
 		// Each endpoint receives K−1 videos and the observer K: K² (the paper
 		// writes (K+1)(K−1), one fewer).
-		fmt.Fprintf(&b, "| all | – | %.1f Mbit/s | | – | %.1f Mbit/s | %d (%d) |\n", full.OutMbps, full.AggMbps, full.VideoStreams, kmax*kmax)
+		fmt.Fprintf(&b, "| all | – | %.1f Mbit/s | | – | %.1f Mbit/s | %d (%d) |\n", full.OutMbps, full.AggMbps, full.VideoStreams, expectedStreams(kmax, -1))
 	}
 	k := o.PausingK
 	on, ok1 := find(points, k, 8, true)
@@ -440,10 +475,11 @@ func LastNSummary(o LastNOptions, points []Point) string {
 		fmt.Fprintf(&b, "| senders paused (expected K−N−1 = %d) | – | %d |\n", k-8-1, on.PausedPublishers)
 	}
 	b.WriteString("\n### All measurements\n\n")
-	b.WriteString("| K | N | pausing | out Mbit/s | in Mbit/s | aggregate | SFU CPU % | video streams | paused | loss % |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| K | N | pausing | out Mbit/s | in Mbit/s | aggregate | SFU CPU % | video streams (expected) | paused | loss % | audio p99 | windows |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range points {
-		fmt.Fprintf(&b, "| %d | %s | %v | %.2f ± %.2f | %.2f | %.2f | %.1f ± %.1f | %d | %d | %.2f |\n",
-			p.K, nName(p.N), p.Pausing, p.OutMbps, p.OutMbpsSD, p.InMbps, p.AggMbps, p.CPU, p.CPUSD, p.VideoStreams, p.PausedPublishers, p.LossPercent)
+		fmt.Fprintf(&b, "| %d | %s | %v | %.2f ± %.2f | %.2f | %.2f | %.1f ± %.1f | %d (%d) | %d | %.2f | %.0f ms | %d |\n",
+			p.K, nName(p.N), p.Pausing, p.OutMbps, p.OutMbpsSD, p.InMbps, p.AggMbps, p.CPU, p.CPUSD, p.VideoStreams, p.ExpectedStreams,
+			p.PausedPublishers, p.LossPercent, float64(p.AudioP99)/1e6, p.Attempts)
 	}
 	return b.String()
 }

@@ -37,6 +37,9 @@ func TestLastNBenchShort(t *testing.T) {
 		if p.N >= 0 {
 			want = (k + 1) * p.N
 		}
+		if p.ExpectedStreams != want {
+			t.Errorf("K=%d N=%s: expected %d video streams, the formula says %d", p.K, nName(p.N), p.ExpectedStreams, want)
+		}
 		if p.VideoStreams != want {
 			t.Errorf("K=%d N=%s pausing=%v: %d video streams received, want %d", p.K, nName(p.N), p.Pausing, p.VideoStreams, want)
 		}

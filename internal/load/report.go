@@ -196,15 +196,16 @@ func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d)/1e6)
 }
 
-// Report calls f with each window of length every until ctx ends.
-func (r *Run) Report(ctx context.Context, every time.Duration, f func(Window)) {
+// Report calls f with each window of length every until ctx ends, and returns
+// the last totals it read (before ctx ended, so before participants left).
+func (r *Run) Report(ctx context.Context, every time.Duration, f func(Window)) Totals {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	prev := r.Totals()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return prev
 		case <-tick.C:
 			cur := r.Totals()
 			f(Between(r.start, prev, cur))
