@@ -79,3 +79,63 @@ func TestWebSocketReachesSession(t *testing.T) {
 		t.Errorf("session got %q", msg)
 	}
 }
+
+func TestReadyz(t *testing.T) {
+	ready := true
+	h := (&Handler{Client: fstest.MapFS{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Ready: func() (bool, string) { return ready, "draining" }}).Routes()
+	for _, tt := range []struct {
+		ready  bool
+		status int
+		body   string
+	}{{true, 200, "ready\n"}, {false, 503, "draining\n"}} {
+		ready = tt.ready
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		if rec.Code != tt.status || rec.Body.String() != tt.body {
+			t.Errorf("ready=%v: %d %q", tt.ready, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+func TestMetricsRoute(t *testing.T) {
+	h := (&Handler{Client: fstest.MapFS{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics: func(w io.Writer) error { _, err := io.WriteString(w, "# TYPE x gauge\nx 1\n"); return err }}).Routes()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 || rec.Body.String() != "# TYPE x gauge\nx 1\n" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Errorf("%d %q %s", rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
+	}
+	// Without a metrics writer there is no /metrics (it is a room name then).
+	rec = httptest.NewRecorder()
+	handler(nil).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if strings.Contains(rec.Body.String(), "# TYPE") {
+		t.Error("metrics served without a writer")
+	}
+}
+
+func TestClientIP(t *testing.T) {
+	for _, tt := range []struct {
+		remote string
+		xff    []string
+		trust  bool
+		want   string
+	}{
+		{"192.0.2.1:5000", nil, false, "192.0.2.1"},
+		{"[2001:db8::1]:5000", nil, false, "2001:db8::1"},
+		{"192.0.2.1:5000", []string{"203.0.113.9"}, false, "192.0.2.1"}, // not trusted: ignored
+		{"10.0.0.2:5000", []string{"203.0.113.9"}, true, "203.0.113.9"},
+		{"10.0.0.2:5000", []string{"198.51.100.7, 203.0.113.9"}, true, "203.0.113.9"}, // the proxy's own entry is last
+		{"10.0.0.2:5000", []string{"spoofed", "203.0.113.9 "}, true, "203.0.113.9"},
+		{"10.0.0.2:5000", []string{"not an ip"}, true, "10.0.0.2"},
+	} {
+		r := httptest.NewRequest("GET", "/ws", nil)
+		r.RemoteAddr = tt.remote
+		for _, v := range tt.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := ClientIP(r, tt.trust); got != tt.want {
+			t.Errorf("ClientIP(%s, %v, trust %v) = %s, want %s", tt.remote, tt.xff, tt.trust, got, tt.want)
+		}
+	}
+}
