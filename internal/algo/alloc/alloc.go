@@ -1,0 +1,411 @@
+// Package alloc distributes one receiver's bandwidth estimate over the videos
+// it receives. Sources are served in priority order (pinned and on-stage first,
+// then Last N order): first every source gets its lowest layer at the lowest
+// temporal layer that fits, so that everyone keeps some video, then the sources
+// are upgraded in priority order toward what the receiver shows, never above
+// the encoding layers.Choose would pick without a budget. Audio is reserved
+// first. When not even the lowest layer fits, the source is suspended and the
+// client can be told that its video stopped for bandwidth, not froze.
+//
+// Hysteresis keeps a steady capacity near a layer threshold from causing
+// switches: an upgrade needs the budget to cover the new total with a margin
+// for a dwell time, and a failed upgrade (downgraded soon after) doubles that
+// source's dwell; a downgrade happens at once when the allocation exceeds the
+// budget.
+//
+// The Allocator is a pure state machine: time is an argument, it starts no
+// goroutine, takes no lock and does not log.
+package alloc
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/algo/layers"
+)
+
+// MaxTemporal is the highest temporal layer index (VP8 L1T3: 0, 1, 2).
+const MaxTemporal = 2
+
+// Layer is one simulcast encoding of a source as the SFU measures it.
+type Layer struct {
+	Width, Height int  // from the last keyframe; 0 when not known yet
+	Active        bool // packets arrived recently
+	// Bitrate[t] is the measured bits per second of this encoding when
+	// forwarding temporal layers 0..t (cumulative: TL0, TL0+1, TL0+1+2). A zero
+	// marks a temporal layer that is absent or not measured; when all are zero
+	// the allocator assumes nominal rates (150 kb/s, 500 kb/s, 2.5 Mb/s by
+	// encoding index, 40 / 60 / 100 % per temporal layer).
+	Bitrate [MaxTemporal + 1]int
+}
+
+// Source is one video the receiver gets.
+type Source struct {
+	ID string
+	// Priority orders the sources: 0 is the highest (pinned, on stage), then
+	// Last N order. Ties keep the order of the slice.
+	Priority int
+	// Layers are the encodings, lowest first.
+	Layers []Layer
+	// Want is what the receiver shows of the source.
+	Want layers.Want
+}
+
+// Allocation is the decision for one source.
+type Allocation struct {
+	ID string
+	// Encoding and MaxTemporal are what to forward. Encoding is -1 only for a
+	// source without encodings. For a source without any active encoding they
+	// name the one to switch to when it appears, at no cost.
+	Encoding, MaxTemporal int
+	// Suspended: not even the lowest layer fits the budget. Forward nothing
+	// and tell the client the video is off for bandwidth reasons.
+	Suspended bool
+	// Bitrate is what the allocation is expected to cost (bits per second).
+	Bitrate int
+}
+
+// Config holds the hysteresis parameters.
+type Config struct {
+	// UpMargin: an upgrade needs the video budget to be at least
+	// (1 + UpMargin) × the video total after the upgrade.
+	UpMargin float64
+	// DownMargin: the current allocation is kept while its total is at most
+	// (1 + DownMargin) × the video budget; above that it is reduced at once.
+	DownMargin float64
+	// Dwell is how long an upgrade must stay possible before it happens.
+	Dwell time.Duration
+	// FailWindow: a downgrade within this time of a source's upgrade makes the
+	// upgrade a failure, which doubles the source's dwell up to MaxDwell.
+	FailWindow, MaxDwell time.Duration
+	// ResetAfter: a source without a failed upgrade for this long is back to
+	// Dwell.
+	ResetAfter time.Duration
+	// SuspendAfter: a playing source whose lowest step no longer fits keeps
+	// it this long before it is suspended (unless the video budget is below
+	// half of it): pausing video is the most visible decision, and a short
+	// dip of the estimate (a keyframe's queue) must not cause it.
+	SuspendAfter time.Duration
+}
+
+// DefaultConfig returns the defaults (docs/bwe.md explains them).
+func DefaultConfig() Config {
+	return Config{
+		UpMargin:     0.05,
+		DownMargin:   0.10,
+		Dwell:        2500 * time.Millisecond,
+		FailWindow:   10 * time.Second,
+		MaxDwell:     30 * time.Second,
+		ResetAfter:   60 * time.Second,
+		SuspendAfter: 2 * time.Second,
+	}
+}
+
+// Validate reports whether the parameters are consistent.
+func (c Config) Validate() error {
+	var errs []error
+	if !(c.UpMargin >= 0 && c.UpMargin < 1) || !(c.DownMargin >= 0 && c.DownMargin < 1) {
+		errs = append(errs, fmt.Errorf("margins must be in [0, 1), got up %v down %v", c.UpMargin, c.DownMargin))
+	}
+	if c.Dwell < 0 || c.MaxDwell < c.Dwell || c.FailWindow < 0 || c.ResetAfter < 0 || c.SuspendAfter < 0 {
+		errs = append(errs, errors.New("need 0 <= Dwell <= MaxDwell and non-negative FailWindow, ResetAfter, SuspendAfter"))
+	}
+	return errors.Join(errs...)
+}
+
+// step is one rung of a source's ladder: forwarding encoding enc with
+// temporal layers up to tl costs rate.
+type step struct {
+	enc, tl int
+	rate    int
+}
+
+// state is what the allocator remembers of a source between calls.
+type state struct {
+	enc, tl   int  // current allocation; enc -1: suspended
+	capEnc    int  // the want cap at the last call
+	capTL     int  //
+	limited   bool // below its want cap for lack of budget
+	pending   bool // an upgrade is possible and waiting for its dwell
+	upSince   time.Time
+	dwell     time.Duration
+	lastUp    time.Time
+	lastFail  time.Time
+	short     time.Time // since when its lowest step has not fit; zero: it fits
+	seen      uint64
+	hasLadder bool
+}
+
+// Allocator allocates one receiver's bandwidth. It is not safe for concurrent
+// use: the loop that owns the receiver's estimate calls it.
+type Allocator struct {
+	cfg     Config
+	states  map[string]*state
+	gen     uint64
+	desired int
+	next    time.Time
+
+	// Scratch, reused between calls.
+	ladders [][]step
+	order   []int
+	cur     []int // index of the current step in each ladder; -1 none
+	hold    []int
+	up      []int
+}
+
+// New returns an allocator. It panics if cfg is invalid (see Config.Validate).
+func New(cfg Config) *Allocator {
+	if err := cfg.Validate(); err != nil {
+		panic("alloc: invalid config: " + err.Error())
+	}
+	return &Allocator{cfg: cfg, states: make(map[string]*state)}
+}
+
+// Desired returns what the last Allocate call would have needed to give every
+// source what the receiver shows, margin and audio included (bits per
+// second). Pass it to bwe.Estimator.ProbeWanted.
+func (a *Allocator) Desired() int { return a.desired }
+
+// NextTimeout returns when a pending upgrade's dwell ends, so the owner can call
+// Allocate then; the zero Time means none is pending.
+func (a *Allocator) NextTimeout() time.Time { return a.next }
+
+// Allocate distributes budget (bits per second, the bandwidth estimate) over
+// sources after reserving audio, and returns one Allocation per source in the
+// order of sources. Call it whenever the estimate, the sources or their
+// measured rates change, and at NextTimeout.
+func (a *Allocator) Allocate(now time.Time, budget, audio int, sources []Source) []Allocation {
+	a.gen++
+	video := max(budget-audio, 0)
+	n := len(sources)
+	a.prepare(n)
+	for i := range sources {
+		a.ladders[i] = buildLadder(a.ladders[i][:0], &sources[i])
+	}
+	slices.SortStableFunc(a.order, func(x, y int) int { return sources[x].Priority - sources[y].Priority })
+
+	// Where each source is now.
+	wantTotal := 0
+	for i := range sources {
+		st := a.state(sources[i].ID)
+		lad := a.ladders[i]
+		a.cur[i] = -1
+		if len(lad) > 0 {
+			wantTotal += lad[len(lad)-1].rate
+			if st.hasLadder && st.enc >= 0 {
+				a.cur[i] = locate(lad, st.enc, st.tl)
+			}
+		}
+	}
+	a.desired = audio + int(float64(wantTotal)*(1+a.cfg.UpMargin))
+
+	a.holdPass(float64(video) * (1 + a.cfg.DownMargin))
+	a.upPass(float64(video) / (1 + a.cfg.UpMargin))
+
+	out := make([]Allocation, n)
+	a.next = time.Time{}
+	for i := range sources {
+		out[i] = a.decide(now, &sources[i], i, video)
+	}
+	for id, st := range a.states {
+		if st.seen != a.gen {
+			delete(a.states, id)
+		}
+	}
+	return out
+}
+
+func (a *Allocator) prepare(n int) {
+	for len(a.ladders) < n {
+		a.ladders = append(a.ladders, nil)
+	}
+	a.order = a.order[:0]
+	for i := 0; i < n; i++ {
+		a.order = append(a.order, i)
+	}
+	a.cur = resize(a.cur, n)
+	a.hold = resize(a.hold, n)
+	a.up = resize(a.up, n)
+}
+
+func resize(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
+}
+
+func (a *Allocator) state(id string) *state {
+	st, ok := a.states[id]
+	if !ok {
+		st = &state{enc: -1, dwell: a.cfg.Dwell}
+		a.states[id] = st
+	}
+	st.seen = a.gen
+	return st
+}
+
+// holdPass computes the allocation that keeps what each source has, as far as
+// the budget allows: everyone's lowest step first, then the current steps in
+// priority order. Sources without a current step (new, suspended) get nothing
+// here; upgrading them is upPass's job.
+func (a *Allocator) holdPass(budget float64) {
+	remaining := budget
+	for _, i := range a.order {
+		a.hold[i] = -1
+		if a.cur[i] >= 0 && float64(a.ladders[i][0].rate) <= remaining {
+			a.hold[i] = 0
+			remaining -= float64(a.ladders[i][0].rate)
+		}
+	}
+	for _, i := range a.order {
+		if a.hold[i] < 0 {
+			continue
+		}
+		lad := a.ladders[i]
+		base := lad[0].rate
+		for k := a.cur[i]; k > 0; k-- {
+			if extra := float64(lad[k].rate - base); extra <= remaining {
+				a.hold[i] = k
+				remaining -= extra
+				break
+			}
+		}
+	}
+}
+
+// upPass computes the upgrades the budget allows with the margin, starting from
+// the hold allocation: suspended and new sources get their lowest step first,
+// then each source in priority order climbs as far as it fits, assuming the
+// upgrades of the sources before it happen.
+func (a *Allocator) upPass(budget float64) {
+	total := 0.0
+	for i := range a.up {
+		a.up[i] = a.hold[i]
+		if a.hold[i] >= 0 {
+			total += float64(a.ladders[i][a.hold[i]].rate)
+		}
+	}
+	for _, i := range a.order {
+		if a.up[i] < 0 && len(a.ladders[i]) > 0 && total+float64(a.ladders[i][0].rate) <= budget {
+			a.up[i] = 0
+			total += float64(a.ladders[i][0].rate)
+		}
+	}
+	for _, i := range a.order {
+		if a.up[i] < 0 {
+			continue
+		}
+		lad := a.ladders[i]
+		have := float64(lad[a.up[i]].rate)
+		for k := len(lad) - 1; k > a.up[i]; k-- {
+			if total-have+float64(lad[k].rate) <= budget {
+				a.up[i] = k
+				total += float64(lad[k].rate) - have
+				break
+			}
+		}
+	}
+}
+
+// decide applies the hysteresis rules to source i and records its new state.
+func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation {
+	st := a.states[src.ID]
+	lad := a.ladders[i]
+	if len(lad) == 0 {
+		// No active encoding (or none at all): nothing to pay for; name the
+		// encoding to switch to when one appears.
+		c := layers.Choose(encodings(src.Layers), src.Want, 0)
+		st.hasLadder, st.pending, st.enc = false, false, -1
+		return Allocation{ID: src.ID, Encoding: c.Encoding, MaxTemporal: MaxTemporal}
+	}
+	top := lad[len(lad)-1]
+	capRose := st.hasLadder && (top.enc > st.capEnc || top.enc == st.capEnc && top.tl > st.capTL)
+	fresh := !st.hasLadder
+
+	k := a.hold[i]
+	switch {
+	case a.up[i] <= k:
+		st.pending = false
+	case fresh:
+		k = a.up[i] // a new source starts where the budget allows
+		st.pending = false
+	case capRose && !st.limited && st.dwell == a.cfg.Dwell:
+		// The receiver now shows it larger and bandwidth never held it
+		// back: no reason to wait.
+		k = a.up[i]
+		st.pending = false
+		st.lastUp = now
+	default:
+		if !st.pending {
+			st.pending, st.upSince = true, now
+		}
+		dwell := st.dwell
+		if a.cur[i] < 0 {
+			dwell = a.cfg.Dwell // resuming a suspended video never waits for a back-off
+		}
+		if due := st.upSince.Add(dwell); !now.Before(due) {
+			k = a.up[i]
+			st.pending = false
+			st.lastUp = now
+		} else if a.next.IsZero() || due.Before(a.next) {
+			a.next = due
+		}
+	}
+
+	prev := a.cur[i]
+	if k < 0 && prev >= 0 && 2*video >= lad[0].rate {
+		// Playing, and the lowest step no longer fits: suspend only when
+		// that lasts.
+		if st.short.IsZero() {
+			st.short = now
+		}
+		if due := st.short.Add(a.cfg.SuspendAfter); now.Before(due) {
+			k = 0
+			if a.next.IsZero() || due.Before(a.next) {
+				a.next = due
+			}
+		}
+	} else if k >= 0 {
+		st.short = time.Time{}
+	}
+	if !fresh && k < min(prev, len(lad)-1) && prev >= 0 {
+		// A downgrade for bandwidth. Soon after an upgrade it is a failed upgrade.
+		if !st.lastUp.IsZero() && now.Sub(st.lastUp) < a.cfg.FailWindow {
+			st.dwell = min(2*st.dwell, a.cfg.MaxDwell)
+			st.lastFail = now
+			st.lastUp = time.Time{} // one failure per upgrade
+		}
+	}
+	if st.dwell > a.cfg.Dwell && !st.lastFail.IsZero() && now.Sub(st.lastFail) >= a.cfg.ResetAfter {
+		st.dwell = a.cfg.Dwell
+	}
+
+	st.hasLadder = true
+	st.capEnc, st.capTL = top.enc, top.tl
+	st.limited = k < len(lad)-1
+	if k < 0 {
+		st.enc, st.tl = -1, 0
+		return Allocation{ID: src.ID, Encoding: lad[0].enc, MaxTemporal: lad[0].tl, Suspended: true}
+	}
+	s := lad[k]
+	st.enc, st.tl = s.enc, s.tl
+	return Allocation{ID: src.ID, Encoding: s.enc, MaxTemporal: s.tl, Bitrate: s.rate}
+}
+
+// locate maps a remembered (encoding, temporal) to the highest ladder step not
+// above it; the ladder may have changed since (an encoding stopped).
+func locate(lad []step, enc, tl int) int {
+	k := -1
+	for j, s := range lad {
+		if s.enc < enc || s.enc == enc && s.tl <= tl {
+			k = j
+		}
+	}
+	if k < 0 {
+		return 0 // below the lowest step: hold at the lowest
+	}
+	return k
+}

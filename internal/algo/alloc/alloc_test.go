@@ -1,0 +1,364 @@
+package alloc
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/algo/layers"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func simulcast() []Layer {
+	return []Layer{
+		{Width: 320, Height: 180, Active: true, Bitrate: [3]int{50_000, 90_000, 150_000}},
+		{Width: 640, Height: 360, Active: true, Bitrate: [3]int{200_000, 300_000, 500_000}},
+		{Width: 1280, Height: 720, Active: true, Bitrate: [3]int{1_000_000, 1_500_000, 2_500_000}},
+	}
+}
+
+var (
+	stage = layers.Want{Width: 1280, Height: 720}
+	thumb = layers.Want{Width: 320, Height: 180}
+)
+
+func src(id string, prio int, want layers.Want) Source {
+	return Source{ID: id, Priority: prio, Layers: simulcast(), Want: want}
+}
+
+type pick struct{ enc, tl int }
+
+func picks(as []Allocation) []pick {
+	var out []pick
+	for _, a := range as {
+		if a.Suspended {
+			out = append(out, pick{-1, -1})
+		} else {
+			out = append(out, pick{a.Encoding, a.MaxTemporal})
+		}
+	}
+	return out
+}
+
+// A fresh allocator's first decision for various budgets: no hysteresis yet,
+// the up margin applies.
+func TestFirstAllocation(t *testing.T) {
+	cases := []struct {
+		name    string
+		budget  int
+		audio   int
+		sources []Source
+		want    []pick
+	}{
+		{"ample: stage on 720p, thumbnail on 180p", 5_000_000, 40_000,
+			[]Source{src("s", 0, stage), src("a", 1, thumb)}, []pick{{2, 2}, {0, 2}}},
+		{"never above the covering encoding", 50_000_000, 0,
+			[]Source{src("a", 0, layers.Want{Width: 640, Height: 360})}, []pick{{1, 2}}},
+		{"stage first: 1 Mb/s gives 360p to the stage", 1_000_000, 40_000,
+			[]Source{src("a", 1, thumb), src("s", 0, stage)}, []pick{{0, 2}, {1, 2}}},
+		{"audio is reserved first", 140_000, 80_000,
+			[]Source{src("s", 0, stage)}, []pick{{0, 0}}},
+		{"128 kb/s: lowest layer at its lowest temporal layer", 128_000, 40_000,
+			[]Source{src("s", 0, stage)}, []pick{{0, 0}}},
+		{"everyone keeps the lowest layer before anyone climbs", 250_000, 40_000,
+			[]Source{src("s", 0, stage), src("a", 1, thumb), src("b", 2, thumb)}, []pick{{0, 1}, {0, 0}, {0, 0}}},
+		{"nothing fits: suspended", 60_000, 40_000,
+			[]Source{src("s", 0, stage)}, []pick{{-1, -1}}},
+		{"the lowest priorities are suspended first", 150_000, 40_000,
+			[]Source{src("s", 0, stage), src("a", 1, thumb), src("b", 2, thumb)}, []pick{{0, 0}, {0, 0}, {-1, -1}}},
+		{"budget below audio", 20_000, 40_000,
+			[]Source{src("s", 0, stage)}, []pick{{-1, -1}}},
+	}
+	for _, c := range cases {
+		a := New(DefaultConfig())
+		got := picks(a.Allocate(t0, c.budget, c.audio, c.sources))
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+func TestInactiveAndUnknown(t *testing.T) {
+	a := New(DefaultConfig())
+	ls := simulcast()
+	ls[2].Active = false
+	out := a.Allocate(t0, 10_000_000, 0, []Source{{ID: "x", Layers: ls, Want: stage}})
+	if out[0].Encoding != 1 || out[0].Suspended {
+		t.Errorf("top inactive: %+v, want 360p", out[0])
+	}
+
+	none := simulcast()
+	for i := range none {
+		none[i].Active = false
+	}
+	out = a.Allocate(t0, 10_000_000, 0, []Source{{ID: "y", Layers: none, Want: stage}})
+	if out[0].Encoding != 2 || out[0].Suspended || out[0].Bitrate != 0 {
+		t.Errorf("nothing active: %+v, want the covering encoding at no cost", out[0])
+	}
+
+	unknown := simulcast()
+	for i := range unknown {
+		unknown[i].Bitrate = [3]int{}
+	}
+	out = a.Allocate(t0, 700_000, 0, []Source{{ID: "z", Layers: unknown, Want: stage}})
+	if out[0].Encoding != 1 || out[0].Bitrate != 500_000 {
+		t.Errorf("unknown rates: %+v, want 360p at the nominal 500 kb/s", out[0])
+	}
+
+	out = a.Allocate(t0, 1_000_000, 0, []Source{{ID: "empty"}})
+	if out[0].Encoding != -1 {
+		t.Errorf("no encodings: %+v", out[0])
+	}
+}
+
+// An upgrade waits for the dwell time with the budget continuously allowing it;
+// a downgrade is immediate.
+func TestHysteresis(t *testing.T) {
+	cfg := DefaultConfig()
+	a := New(cfg)
+	srcs := []Source{src("s", 0, stage)}
+	at := func(d time.Duration, budget int) pick {
+		return picks(a.Allocate(t0.Add(d), budget, 40_000, srcs))[0]
+	}
+	if p := at(0, 1_000_000); p != (pick{1, 2}) {
+		t.Fatalf("start %v", p)
+	}
+	if p := at(time.Second, 3_000_000); p != (pick{1, 2}) {
+		t.Fatalf("upgraded at once: %v", p)
+	}
+	if nt := a.NextTimeout(); !nt.Equal(t0.Add(time.Second + cfg.Dwell)) {
+		t.Errorf("NextTimeout %v, want the end of the dwell", nt.Sub(t0))
+	}
+	if p := at(2*time.Second, 1_000_000); p != (pick{1, 2}) {
+		t.Fatalf("%v", p)
+	}
+	// The dwell restarts after the budget dipped.
+	at(3*time.Second, 3_000_000)
+	if p := at(3*time.Second+cfg.Dwell-time.Millisecond, 3_000_000); p != (pick{1, 2}) {
+		t.Fatalf("upgraded before the dwell: %v", p)
+	}
+	if p := at(3*time.Second+cfg.Dwell, 3_000_000); p != (pick{2, 2}) {
+		t.Fatalf("not upgraded after the dwell: %v", p)
+	}
+	// Downgrade at once when the allocation exceeds the budget by more than
+	// the down margin…
+	if p := at(20*time.Second, 2_350_000); p != (pick{2, 2}) {
+		t.Fatalf("downgraded within the down margin: %v", p)
+	}
+	if p := at(20*time.Second+time.Millisecond, 1_000_000); p != (pick{1, 2}) {
+		t.Fatalf("not downgraded: %v", p)
+	}
+}
+
+// A failed upgrade (downgraded within FailWindow) doubles the dwell, up to
+// MaxDwell; it comes back to Dwell after ResetAfter without failures.
+func TestBackoff(t *testing.T) {
+	cfg := DefaultConfig()
+	a := New(cfg)
+	srcs := []Source{src("s", 0, stage)}
+	now := time.Duration(0)
+	alloc := func(budget int) pick {
+		return picks(a.Allocate(t0.Add(now), budget, 40_000, srcs))[0]
+	}
+	alloc(1_000_000)
+	var waits []time.Duration
+	for i := 0; i < 6; i++ {
+		start := now
+		for alloc(3_000_000) != (pick{2, 2}) {
+			now += 100 * time.Millisecond
+		}
+		waits = append(waits, now-start)
+		now += time.Second
+		alloc(1_000_000) // fails a second after the upgrade
+		now += 100 * time.Millisecond
+	}
+	want := []time.Duration{2500, 5000, 10000, 20000, 30000, 30000}
+	for i := range want {
+		if waits[i] != want[i]*time.Millisecond {
+			t.Fatalf("waits %v, want %v ms", waits, want)
+		}
+	}
+	// A long quiet time resets the dwell.
+	now += cfg.ResetAfter
+	alloc(1_000_000)
+	start := now
+	for alloc(3_000_000) != (pick{2, 2}) {
+		now += 100 * time.Millisecond
+	}
+	if now-start != cfg.Dwell {
+		t.Errorf("after a quiet minute the upgrade took %v", now-start)
+	}
+}
+
+// A source shown larger (pinned, on stage) is upgraded at once when bandwidth
+// never held it back; a suspended one resumes after the plain dwell.
+func TestWantChanges(t *testing.T) {
+	a := New(DefaultConfig())
+	srcs := []Source{src("s", 0, thumb)}
+	a.Allocate(t0, 5_000_000, 40_000, srcs)
+	srcs[0].Want = stage
+	if p := picks(a.Allocate(t0.Add(time.Second), 5_000_000, 40_000, srcs))[0]; p != (pick{2, 2}) {
+		t.Errorf("pinned source not upgraded at once: %v", p)
+	}
+	srcs[0].Want = thumb
+	if p := picks(a.Allocate(t0.Add(2*time.Second), 5_000_000, 40_000, srcs))[0]; p != (pick{0, 2}) {
+		t.Errorf("unpinned source not reduced at once: %v", p)
+	}
+
+	b := New(DefaultConfig())
+	one := []Source{src("s", 0, stage)}
+	b.Allocate(t0, 60_000, 40_000, one)
+	if p := picks(b.Allocate(t0.Add(time.Second), 200_000, 40_000, one))[0]; p != (pick{-1, -1}) {
+		t.Errorf("resumed without dwell: %v", p)
+	}
+	if p := picks(b.Allocate(t0.Add(time.Second+DefaultConfig().Dwell), 200_000, 40_000, one))[0]; p != (pick{0, 2}) {
+		t.Errorf("not resumed after the dwell: %v", p)
+	}
+}
+
+// A playing source whose lowest step stops fitting keeps it for SuspendAfter
+// before it is suspended, unless the budget is below half of it.
+func TestSuspendAfter(t *testing.T) {
+	cfg := DefaultConfig()
+	a := New(cfg)
+	srcs := []Source{src("s", 0, stage)}
+	a.Allocate(t0, 200_000, 40_000, srcs)
+	at := func(d time.Duration, budget int) pick {
+		return picks(a.Allocate(t0.Add(d), budget, 40_000, srcs))[0]
+	}
+	if p := at(time.Second, 80_000); p != (pick{0, 0}) {
+		t.Fatalf("suspended at once: %v", p)
+	}
+	if nt := a.NextTimeout(); !nt.Equal(t0.Add(time.Second + cfg.SuspendAfter)) {
+		t.Errorf("NextTimeout %v, want the end of the grace", nt.Sub(t0))
+	}
+	if p := at(time.Second+cfg.SuspendAfter, 80_000); p != (pick{-1, -1}) {
+		t.Fatalf("not suspended after the grace: %v", p)
+	}
+	b := New(cfg)
+	b.Allocate(t0, 200_000, 40_000, srcs)
+	if p := picks(b.Allocate(t0.Add(time.Second), 50_000, 40_000, srcs))[0]; p != (pick{-1, -1}) {
+		t.Fatalf("a budget below half the lowest step must suspend at once: %v", p)
+	}
+}
+
+// Desired is what would give every source what it shows, with the margin and
+// audio.
+func TestDesired(t *testing.T) {
+	a := New(DefaultConfig())
+	a.Allocate(t0, 100_000, 40_000, []Source{src("s", 0, stage), src("a", 1, thumb)})
+	want := 40_000 + int(float64(2_500_000+150_000)*1.05)
+	if a.Desired() != want {
+		t.Errorf("Desired %d, want %d", a.Desired(), want)
+	}
+}
+
+// Measured rates wobble ±10 % around their nominal values while the budget sits
+// just above the top layer's threshold: once up, no switch.
+func TestNoisyRatesNoFlapping(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	a := New(DefaultConfig())
+	budget := 40_000 + 2_500_000*11/10
+	switches := 0
+	var last pick
+	for i := 0; i < 600; i++ { // 60 s at 100 ms
+		s := src("s", 0, stage)
+		for e := range s.Layers {
+			for tl := range s.Layers[e].Bitrate {
+				s.Layers[e].Bitrate[tl] = int(float64(s.Layers[e].Bitrate[tl]) * (0.9 + 0.2*rng.Float64()))
+			}
+		}
+		p := picks(a.Allocate(t0.Add(time.Duration(i)*100*time.Millisecond), budget, 40_000, []Source{s}))[0]
+		if i > 50 && p != last {
+			switches++
+		}
+		last = p
+	}
+	if switches != 0 || last != (pick{2, 2}) {
+		t.Errorf("%d switches, ending on %v", switches, last)
+	}
+}
+
+// Sources that leave are forgotten; the output follows the input order.
+func TestOrderAndCleanup(t *testing.T) {
+	a := New(DefaultConfig())
+	out := a.Allocate(t0, 10_000_000, 0, []Source{src("b", 2, thumb), src("a", 1, thumb), src("c", 0, stage)})
+	if out[0].ID != "b" || out[1].ID != "a" || out[2].ID != "c" {
+		t.Errorf("order %v", out)
+	}
+	a.Allocate(t0.Add(time.Second), 10_000_000, 0, []Source{src("c", 0, stage)})
+	if len(a.states) != 1 {
+		t.Errorf("%d states kept", len(a.states))
+	}
+}
+
+// Properties over random inputs: the allocation fits the budget (or is the
+// lowest step of the highest priorities), nothing exceeds its want, and audio
+// is untouched.
+func TestAllocateProperties(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	cfg := DefaultConfig()
+	cfg.SuspendAfter = 0 // tested separately: it keeps a lowest step over the budget for a while
+	for round := 0; round < 200; round++ {
+		a := New(cfg)
+		n := 1 + rng.Intn(6)
+		var srcs []Source
+		for i := 0; i < n; i++ {
+			w := []layers.Want{thumb, stage, {Width: 640, Height: 360}}[rng.Intn(3)]
+			s := src(string(rune('a'+i)), rng.Intn(4), w)
+			for e := range s.Layers {
+				s.Layers[e].Active = rng.Intn(5) > 0
+			}
+			srcs = append(srcs, s)
+		}
+		now := t0
+		for step := 0; step < 50; step++ {
+			now = now.Add(time.Duration(rng.Intn(3000)) * time.Millisecond)
+			budget, audio := rng.Intn(6_000_000), rng.Intn(100_000)
+			out := a.Allocate(now, budget, audio, srcs)
+			total := 0
+			for i, o := range out {
+				total += o.Bitrate
+				cov := layers.Choose(encodings(srcs[i].Layers), srcs[i].Want, 0).Encoding
+				if !o.Suspended && o.Bitrate > 0 && o.Encoding > cov {
+					t.Fatalf("%s above its want: %+v (covering %d)", o.ID, o, cov)
+				}
+			}
+			limit := float64(max(budget-audio, 0)) * (1 + DefaultConfig().DownMargin)
+			if float64(total) > limit+1 {
+				t.Fatalf("round %d step %d: total %d over the budget %d − audio %d (+margin)", round, step, total, budget, audio)
+			}
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []Config{{UpMargin: -1}, {UpMargin: 0.1, Dwell: time.Second, MaxDwell: 0}, {DownMargin: 2}} {
+		if c.Validate() == nil {
+			t.Errorf("bad config %d accepted", i)
+		}
+	}
+}
+
+func BenchmarkAllocate(b *testing.B) {
+	a := New(DefaultConfig())
+	srcs := []Source{src("s", 0, stage)}
+	for i := 0; i < 8; i++ {
+		srcs = append(srcs, src(string(rune('a'+i)), i+1, thumb))
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		a.Allocate(t0.Add(time.Duration(i)*100*time.Millisecond), 2_000_000+i%5*300_000, 40_000, srcs)
+	}
+}

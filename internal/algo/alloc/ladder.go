@@ -1,0 +1,68 @@
+package alloc
+
+import "github.com/podium-sfu/podium/internal/algo/layers"
+
+// nominal rates by encoding index and temporal share, used while a source's
+// rates are unknown: the 180p/360p/720p simulcast of a 720p capture (system
+// spec §5) and libwebrtc's VP8 three-layer split.
+var (
+	nominalRate   = [3]int{150_000, 500_000, 2_500_000}
+	nominalShares = [MaxTemporal + 1]float64{0.4, 0.6, 1}
+)
+
+// buildLadder lists the steps a source can be given, cheapest first: each
+// temporal layer of its lowest active encoding, then each higher active
+// encoding up to the one layers.Choose picks for what the receiver shows, at
+// its full frame rate. Lower frame rates are for keeping some video on a
+// starved link, not for trading against resolution.
+func buildLadder(dst []step, src *Source) []step {
+	encs := encodings(src.Layers)
+	c := layers.Choose(encs, src.Want, 0)
+	if c.Encoding < 0 {
+		return dst
+	}
+	first := true
+	for e := 0; e <= c.Encoding && e < len(src.Layers); e++ {
+		l := &src.Layers[e]
+		if !l.Active {
+			continue
+		}
+		rates := effectiveRates(l, e)
+		if first {
+			for t, r := range rates {
+				if r > 0 {
+					dst = append(dst, step{enc: e, tl: t, rate: r})
+				}
+			}
+			first = false
+			continue
+		}
+		for t := MaxTemporal; t >= 0; t-- {
+			if rates[t] > 0 {
+				dst = append(dst, step{enc: e, tl: t, rate: rates[t]})
+				break
+			}
+		}
+	}
+	return dst
+}
+
+func effectiveRates(l *Layer, e int) [MaxTemporal + 1]int {
+	if l.Bitrate != [MaxTemporal + 1]int{} {
+		return l.Bitrate
+	}
+	var r [MaxTemporal + 1]int
+	base := nominalRate[min(e, len(nominalRate)-1)]
+	for t := range r {
+		r[t] = int(float64(base) * nominalShares[t])
+	}
+	return r
+}
+
+func encodings(ls []Layer) []layers.Encoding {
+	encs := make([]layers.Encoding, len(ls))
+	for i, l := range ls {
+		encs[i] = layers.Encoding{Width: l.Width, Height: l.Height, Active: l.Active, Bitrate: l.Bitrate[MaxTemporal]}
+	}
+	return encs
+}

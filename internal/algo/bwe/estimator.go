@@ -1,0 +1,410 @@
+// Package bwe estimates the bandwidth toward one receiver from transport-wide
+// congestion control feedback (send-side, GCC family): a delay-gradient
+// detector (arrival groups, trendline filter, adaptive threshold) drives AIMD
+// rate control; a loss-based part cuts the estimate above 10 % loss and holds
+// it between 2 % and 10 %; active probing lifts the estimate quickly when the
+// allocator wants more and the path has room; REMB is the fallback for
+// receivers without transport-wide feedback.
+//
+// The Estimator is a pure state machine: it never reads the clock, starts no
+// goroutine, takes no lock and does not log. Its owner passes the time in,
+// calls HandleTimeout at NextTimeout and reads Estimate. OnSent and OnFeedback
+// do not allocate.
+package bwe
+
+import (
+	"math"
+	"time"
+)
+
+// When the path delivered less than capacityLimited of what we sent over the
+// last limitedWindow, it is the bottleneck (not a burst we sent).
+const (
+	capacityLimited   = 0.8
+	limitedWindow     = time.Second
+	pathWindow        = 100 * time.Millisecond // the path's rate on overuse: the last arrivals over this…
+	pathPackets       = 8                      // …and at least this many packets
+	maxArrival        = 1 << 52                // ns (52 days): arrival times beyond are not used
+	clusterMediaAfter = 30 * time.Millisecond  // from then on a cluster's padding counts its own media
+	lossGrace         = 500 * time.Millisecond // losses of packets sent this soon after a decrease do not count
+	ceilingMemory     = 20 * time.Second       // how long the rate a decrease came down from counts as known ground
+	overusePersist    = 150 * time.Millisecond // overuse of a path that delivers what we send must last this long
+)
+
+// Estimator is the bandwidth estimate toward one receiver connection. It is not
+// safe for concurrent use.
+type Estimator struct {
+	cfg     Config
+	epoch   time.Time
+	started bool
+
+	hist     history
+	arrivals interArrival
+	trend    trendline
+	rc       rateControl
+	acked    meter // acknowledged bytes on the receiver's clock
+	ackedApp meter // …of media only: what the application sent, for the increase cap
+	media    meter // non-probe bytes sent, on our clock
+	loss     lossWindow
+	probe    prober
+	queue    queueDetector
+
+	lossState    lossState
+	lossFraction float64
+	lastLossCut  time.Duration
+	lossCutOnce  bool
+	decreasedAt  time.Duration // last decrease (overuse or loss)
+	decreased    bool
+	ceiling      float64 // the estimate that decrease came down from
+	overOn       bool    // the detector says overuse since overSince
+	overSince    time.Duration
+	target       float64 // after the loss-based part
+	lastTarget   time.Duration
+	estimate     int
+
+	rtt          time.Duration
+	haveRTT      bool
+	twcc         bool // transport-wide feedback seen
+	lastFeedback time.Duration
+	lastSent     time.Duration
+	haveSent     bool
+	lastCut      time.Duration // last feedback-timeout cut
+	lastOveruse  time.Duration
+	haveOveruse  bool
+	overuses     int
+
+	remb     int
+	rembAt   time.Duration
+	haveREMB bool
+	rembMode bool // the estimate follows REMB alone
+}
+
+// New returns an estimator. It panics if cfg is invalid (see Config.Validate):
+// parameters are fixed at build time, so an invalid one is a programming error.
+func New(cfg Config) *Estimator {
+	if err := cfg.Validate(); err != nil {
+		panic("bwe: invalid config: " + err.Error())
+	}
+	return &Estimator{
+		cfg:      cfg,
+		hist:     newHistory(cfg.History),
+		trend:    newTrendline(),
+		queue:    newQueueDetector(),
+		rc:       newRateControl(cfg),
+		target:   float64(cfg.StartBitrate),
+		estimate: cfg.StartBitrate,
+		rtt:      defaultRTT,
+	}
+}
+
+func (e *Estimator) since(now time.Time) time.Duration {
+	if !e.started {
+		e.epoch, e.started = now, true
+	}
+	return now.Sub(e.epoch)
+}
+
+// Estimate returns the current estimate in bits per second.
+func (e *Estimator) Estimate() int { return e.estimate }
+
+// OnSent records a packet sent with transport-wide sequence number seq and size
+// bytes on the wire (RTP header, extensions and payload; the estimate is in
+// the same units). probe marks padding or RTX sent because ProbeWanted asked.
+// Call it for every packet carrying the sequence, in sending order.
+func (e *Estimator) OnSent(now time.Time, seq uint16, size int, probe bool) {
+	t := e.since(now)
+	s := e.hist.add(seq)
+	s.at = t
+	s.size = int32(min(max(size, 0), math.MaxInt32))
+	s.probe = probe
+	if e.probe.state == probeSending {
+		s.cluster = e.probe.id
+		e.probe.sent++
+		if probe {
+			e.probe.probes++
+		} else {
+			e.probe.mediaBytes += int64(size)
+		}
+	}
+	if !probe {
+		e.media.add(t, size)
+	}
+	e.lastSent, e.haveSent = t, true
+}
+
+// OnFeedback processes one transport-wide feedback report.
+func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
+	t := e.since(now)
+	if e.rembMode || !e.twcc {
+		// (Re)starting on transport-wide feedback: continue from where we are.
+		e.rc.set(float64(e.estimate), t)
+		e.target = float64(e.estimate)
+		e.rembMode = false
+	}
+	e.twcc = true
+	e.lastFeedback = t
+
+	r := e.account(t, fb)
+	if r.minRTT >= 0 && r.minRTT < maxRTTSample {
+		if !e.haveRTT {
+			e.rtt, e.haveRTT = r.minRTT, true
+		} else {
+			e.rtt += time.Duration(rttSmoothing * float64(r.minRTT-e.rtt))
+		}
+	}
+	standing := r.haveOWD && e.queue.observe(t, r.minOWD)
+	e.updateDelay(t, standing)
+	if e.decreased && e.decreasedAt == t {
+		r.expected, r.lost = 0, 0 // this report's losses are what the decrease answered
+	}
+	if f, ok := e.loss.add(t, r.expected, r.lost, &e.cfg); ok {
+		e.onLoss(t, f)
+	}
+	e.updateTarget(t)
+}
+
+// report sums up what one feedback said.
+type report struct {
+	expected, lost int           // packets that count for the loss fraction
+	minRTT         time.Duration // least time from sending to this feedback; -1: none
+	minOWD         time.Duration // least one-way delay (with the clocks' offset)
+	haveOWD        bool
+}
+
+// account matches a feedback's packets with what was sent and feeds each newly
+// acknowledged one to the meters, the probe cluster and the delay detector.
+func (e *Estimator) account(t time.Duration, fb Feedback) report {
+	r := report{minRTT: -1}
+	for i := range fb.Packets {
+		p := &fb.Packets[i]
+		s := e.hist.get(fb.BaseSeq + uint16(i))
+		if s == nil || s.received {
+			continue
+		}
+		inCluster := s.cluster == e.probe.id && e.probe.state != probeIdle
+		// Packets sent before the last decrease, or before the application
+		// could act on it (a layer switch waits for a keyframe), met
+		// congestion that decrease answered: their fate does not count
+		// against the new rate.
+		counts := !e.decreased || s.at > e.decreasedAt+lossGrace
+		if !p.Received {
+			if !s.reported {
+				s.reported = true
+				if counts {
+					r.expected++
+					r.lost++
+				}
+				if inCluster {
+					e.probe.reported++
+				}
+			}
+			continue
+		}
+		if p.Arrival > maxArrival || p.Arrival < -maxArrival {
+			continue // a time no clock gives: ignore the report
+		}
+		if !s.reported && counts {
+			r.expected++
+		}
+		s.reported, s.received = true, true
+		s.arrival = p.Arrival
+		if inCluster {
+			e.probe.onReceived(s, p.Arrival)
+		}
+		e.acked.add(p.Arrival, int(s.size))
+		if !s.probe {
+			e.ackedApp.add(p.Arrival, int(s.size))
+		} else {
+			e.ackedApp.add(p.Arrival, 0) // keep its window moving
+		}
+		if rtt := t - s.at; rtt >= 0 && (r.minRTT < 0 || rtt < r.minRTT) {
+			r.minRTT = rtt
+		}
+		if owd := p.Arrival - s.at; !r.haveOWD || owd < r.minOWD {
+			r.minOWD, r.haveOWD = owd, true
+		}
+		resets := e.arrivals.resets
+		d, ok := e.arrivals.add(s.at, p.Arrival, int(s.size))
+		if e.arrivals.resets != resets {
+			e.trend.restart()
+		}
+		if ok {
+			e.trend.add(d)
+		}
+	}
+	return r
+}
+
+// updateDelay runs the rate control on the detector's hypothesis, or applies a
+// finished probe's result. standing reports a standing queue: overuse of a
+// saturated path even if the delay is flat.
+func (e *Estimator) updateDelay(t time.Duration, standing bool) {
+	usage := e.trend.usage
+	switch {
+	case standing:
+		usage = Overuse
+	case usage == Overuse && e.queue.started && e.queue.sample < drainedQueue:
+		// The trend still remembers a queue that has drained: decreasing now
+		// would go below the path on a rate measured in the gap.
+		usage = Underuse
+	}
+	acked, ok := e.acked.rate(e.cfg.AckedWindow)
+	if !ok {
+		acked = 0
+	}
+	if usage == Overuse {
+		e.lastOveruse, e.haveOveruse = t, true
+	}
+	if e.probe.complete(t) {
+		if e.finishProbe(t, usage) {
+			return
+		}
+	}
+	app, ok := e.ackedApp.rate(e.cfg.AckedWindow)
+	if !ok {
+		app = acked
+	}
+	if usage == Overuse && !e.overOn {
+		e.overOn, e.overSince = true, t
+	} else if usage != Overuse {
+		e.overOn = false
+	}
+	limited := false
+	if usage == Overuse {
+		// The path is saturated while queues build: its recent arrival
+		// rate is its capacity, undiluted by the quieter time before the
+		// queue.
+		if r, ok := e.pathRate(); ok {
+			acked = r
+		}
+		limited = e.delivered() < capacityLimited
+		if !limited && !standing && t-e.overSince < overusePersist {
+			// The path delivers what we send: a burst's queue passes,
+			// congestion persists. Wait to see which it is.
+			usage = Underuse
+		}
+	}
+	before := float64(e.estimate)
+	if e.rc.update(t, usage, acked, app, e.rtt, limited) {
+		e.overuses++
+		e.markDecrease(t, before)
+	}
+}
+
+// markDecrease notes a decrease: the standing-queue detector waits for the
+// queue to drain, and the loss window restarts without the packets sent
+// before it (or within lossGrace after it).
+func (e *Estimator) markDecrease(t time.Duration, from float64) {
+	e.decreasedAt, e.decreased, e.ceiling = t, true, from
+	e.queue.decreased(t)
+	e.loss = lossWindow{} // what it counted so far is the congestion just answered
+}
+
+func (e *Estimator) clamp(v float64) int {
+	if math.IsNaN(v) {
+		return e.cfg.MinBitrate
+	}
+	v = math.Min(math.Max(v, float64(e.cfg.MinBitrate)), float64(e.cfg.MaxBitrate))
+	return int(v)
+}
+
+// OnREMB takes a receiver's REMB. Without transport-wide feedback for
+// Config.REMBFallback it sets the estimate; otherwise it only caps it.
+func (e *Estimator) OnREMB(now time.Time, bps int) {
+	t := e.since(now)
+	e.remb, e.rembAt, e.haveREMB = max(bps, 0), t, true
+	if !e.twcc || t-e.lastFeedback >= e.cfg.REMBFallback {
+		e.rembMode = true
+		e.estimate = e.clamp(float64(e.remb))
+		return
+	}
+	e.estimate = e.clamp(math.Min(e.target, float64(e.remb)))
+}
+
+// HandleTimeout ends a probe cluster whose time is over, gives up on a probe
+// whose feedback did not come, and cuts the estimate by 20 % per
+// Config.FeedbackTimeout while we send and transport-wide feedback has stopped.
+func (e *Estimator) HandleTimeout(now time.Time) {
+	t := e.since(now)
+	p := &e.probe
+	if p.state == probeSending && e.probeOver(t) {
+		p.state, p.endedAt = probeWaiting, t
+	}
+	if p.state == probeWaiting && t-p.endedAt >= probeResultTimeout {
+		if !e.finishProbe(t, e.trend.usage) {
+			e.updateTarget(t)
+		}
+	}
+	if e.twcc && !e.rembMode && e.haveSent && t-e.lastSent < e.cfg.FeedbackTimeout &&
+		t-e.lastFeedback >= e.cfg.FeedbackTimeout && t-e.lastCut >= e.cfg.FeedbackTimeout {
+		e.lastCut = t
+		e.rc.set(e.rc.estimate*0.8, t)
+		e.target = math.Min(e.target, e.rc.estimate)
+		e.updateTarget(t)
+	}
+}
+
+// NextTimeout returns when HandleTimeout should next run; the zero Time means
+// nothing is scheduled.
+func (e *Estimator) NextTimeout() time.Time {
+	if !e.started {
+		return time.Time{}
+	}
+	next := time.Duration(math.MaxInt64)
+	switch e.probe.state {
+	case probeSending:
+		next = e.probe.start + e.cfg.ProbeDuration
+	case probeWaiting:
+		next = e.probe.endedAt + probeResultTimeout
+	}
+	if e.twcc && !e.rembMode {
+		next = min(next, max(e.lastFeedback, e.lastCut)+e.cfg.FeedbackTimeout)
+	}
+	if next == time.Duration(math.MaxInt64) {
+		return time.Time{}
+	}
+	return e.epoch.Add(next)
+}
+
+// Stats is a snapshot of the estimator's state, for logs and plots.
+type Stats struct {
+	Estimate     int           // bits/s
+	DelayBased   int           // AIMD estimate, bits/s
+	LossBased    int           // after the loss-based part, bits/s
+	Acked        int           // acknowledged bitrate, bits/s (0: unknown)
+	Usage        Usage         // delay detector hypothesis
+	Trend        float64       // modified trend (ms) compared with Threshold
+	Queue        time.Duration // standing queue estimate
+	Threshold    float64       // adaptive threshold (ms)
+	LossFraction float64       // of the last closed loss window
+	RTT          time.Duration
+	Probing      bool // a cluster is being sent or evaluated
+	Probes       int  // clusters started
+	ProbeWins    int  // clusters that raised the estimate
+	LastProbe    int  // rate proven by the last cluster, bits/s (0: nothing)
+	Overuses     int  // decreases on overuse
+	REMB         bool // following REMB alone
+}
+
+// Stats returns the current state.
+func (e *Estimator) Stats() Stats {
+	acked, _ := e.acked.rate(e.cfg.AckedWindow)
+	return Stats{
+		Estimate:     e.estimate,
+		DelayBased:   int(e.rc.estimate),
+		LossBased:    int(e.target),
+		Acked:        int(acked),
+		Usage:        e.trend.usage,
+		Trend:        e.trend.trend,
+		Queue:        e.queue.queue,
+		Threshold:    e.trend.threshold,
+		LossFraction: e.lossFraction,
+		RTT:          e.rtt,
+		Probing:      e.probe.state != probeIdle,
+		Probes:       e.probe.clusters,
+		ProbeWins:    e.probe.successes,
+		LastProbe:    int(e.probe.lastResult),
+		Overuses:     e.overuses,
+		REMB:         e.rembMode,
+	}
+}

@@ -1,0 +1,66 @@
+package bwe
+
+import (
+	"testing"
+	"time"
+)
+
+func TestHistoryWrap(t *testing.T) {
+	h := newHistory(100) // rounded up to 128
+	if len(h.slots) != 128 {
+		t.Fatalf("%d slots", len(h.slots))
+	}
+	seq := uint16(65500)
+	for i := 0; i < 100; i++ {
+		h.add(seq).at = time.Duration(i)
+		seq++
+	}
+	// The newest is 65500+99 wrapped = 63; look up across the wrap.
+	for _, c := range []struct {
+		seq  uint16
+		at   time.Duration
+		want bool
+	}{{65500, 0, true}, {65535, 35, true}, {0, 36, true}, {63, 99, true}, {64, 0, false}, {65400, 0, false}} {
+		s := h.get(c.seq)
+		if (s != nil) != c.want || s != nil && s.at != c.at {
+			t.Errorf("get(%d) = %+v, want present %v at %v", c.seq, s, c.want, c.at)
+		}
+	}
+	// 200 more packets overwrite the ring: the old ones are gone.
+	for i := 0; i < 200; i++ {
+		h.add(seq)
+		seq++
+	}
+	if h.get(65500) != nil {
+		t.Error("overwritten packet still found")
+	}
+}
+
+func TestMeter(t *testing.T) {
+	var m meter
+	// 1 Mb/s: 1250 bytes every 10 ms for 2 s.
+	for i := 0; i <= 200; i++ {
+		m.add(time.Duration(i)*10*ms1, 1250)
+	}
+	r, ok := m.rate(500 * ms1)
+	if !ok || r < 0.95e6 || r > 1.05e6 {
+		t.Errorf("rate %.0f %v, want 1 Mb/s", r, ok)
+	}
+	// Silence for 300 ms halves the rate at now over 600 ms.
+	if r := m.rateAt(2300*ms1, 600*ms1); r < 0.4e6 || r > 0.6e6 {
+		t.Errorf("rate after silence %.0f, want ≈ 0.5 Mb/s", r)
+	}
+	// A jump back by a minute restarts the meter.
+	m.add(-time.Minute, 100)
+	if _, ok := m.rate(500 * ms1); ok {
+		t.Error("rate known right after a restart")
+	}
+	// Negative times work (receiver clocks can be anywhere).
+	var n meter
+	for i := 0; i <= 100; i++ {
+		n.add(-time.Second+time.Duration(i)*10*ms1, 1250)
+	}
+	if r, ok := n.rate(500 * ms1); !ok || r < 0.95e6 || r > 1.05e6 {
+		t.Errorf("negative-time rate %.0f %v", r, ok)
+	}
+}

@@ -1,0 +1,83 @@
+package bwe
+
+import (
+	"math"
+	"time"
+)
+
+type lossState int8
+
+const (
+	lossGrow lossState = iota // loss below LossLow: the estimate may grow
+	lossHold                  // between LossLow and LossHigh: it may not grow
+	lossCut                   // above LossHigh: it was cut
+)
+
+// lossWindow counts reported and lost packets until the window is long and
+// large enough to judge the loss fraction.
+type lossWindow struct {
+	expected, lost int
+	start          time.Duration
+	started        bool
+}
+
+// add counts one feedback's packets and returns the loss fraction when the
+// window closes.
+func (w *lossWindow) add(now time.Duration, expected, lost int, cfg *Config) (float64, bool) {
+	if !w.started {
+		w.start, w.started = now, true
+	}
+	w.expected += expected
+	w.lost += lost
+	if w.expected < cfg.LossMinPackets || now-w.start < cfg.LossWindow {
+		return 0, false
+	}
+	f := float64(w.lost) / float64(w.expected)
+	*w = lossWindow{start: now, started: true}
+	return f, true
+}
+
+// onLoss applies a closed loss window: cut above LossHigh (at most once per
+// RTT + 300 ms) by half the loss fraction, but not below β × the path's
+// delivery rate; hold between LossLow and LossHigh; grow below.
+func (e *Estimator) onLoss(t time.Duration, f float64) {
+	e.lossFraction = f
+	switch {
+	case f > e.cfg.LossHigh:
+		e.lossState = lossCut
+		if !e.lossCutOnce || t-e.lastLossCut >= e.rtt+300*time.Millisecond {
+			before := float64(e.estimate)
+			cut := math.Min(e.target, before) * (1 - f/2)
+			if r, ok := e.pathRate(); ok {
+				// Never below β × what the path delivers: sending that
+				// much loses nothing to congestion.
+				cut = math.Max(cut, math.Min(e.cfg.Beta*r, e.target))
+			}
+			e.target = cut
+			e.lastLossCut, e.lossCutOnce = t, true
+			e.markDecrease(t, before)
+		}
+	case f >= e.cfg.LossLow:
+		e.lossState = lossHold
+	default:
+		e.lossState = lossGrow
+	}
+}
+
+// updateTarget combines the delay-based estimate with the loss-based limit and
+// REMB. The loss side follows the delay-based estimate down at once and up at
+// most 8 % per second (plus 1 kb/s), and not at all while losses exceed LossLow.
+func (e *Estimator) updateTarget(t time.Duration) {
+	d := e.rc.estimate
+	dt := math.Min(math.Max((t-e.lastTarget).Seconds(), 0), 1)
+	e.lastTarget = t
+	if e.lossState == lossGrow && e.target < d {
+		e.target = math.Min(d, e.target*math.Pow(increaseFactor, dt)+1000*dt)
+	}
+	e.target = math.Min(e.target, d)
+	v := e.target
+	if e.haveREMB && t-e.rembAt < e.cfg.REMBFallback {
+		v = math.Min(v, float64(e.remb))
+	}
+	e.estimate = e.clamp(v)
+}

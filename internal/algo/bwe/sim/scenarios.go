@@ -1,0 +1,128 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/podium-sfu/podium/internal/algo/alloc"
+	"github.com/podium-sfu/podium/internal/algo/layers"
+)
+
+// Layer rates of the standard source: the 180p / 360p / 720p simulcast of
+// Jitsi Meet (system spec §5) with libwebrtc's VP8 three-temporal-layer split,
+// 180p rounded to 50 / 90 / 150 kb/s (TL0 alone ≈ 7.5 fps).
+var (
+	Rates180 = [3]int{50_000, 90_000, 150_000}
+	Rates360 = [3]int{200_000, 300_000, 500_000}
+	Rates720 = [3]int{1_000_000, 1_500_000, 2_500_000}
+)
+
+// AudioRate is the audio the allocator reserves in the scenarios.
+const AudioRate = 40_000
+
+// Simulcast returns the three standard encodings.
+func Simulcast() []alloc.Layer {
+	return []alloc.Layer{
+		{Width: 320, Height: 180, Active: true, Bitrate: Rates180},
+		{Width: 640, Height: 360, Active: true, Bitrate: Rates360},
+		{Width: 1280, Height: 720, Active: true, Bitrate: Rates720},
+	}
+}
+
+// Stage is one on-stage source shown at 720p.
+func Stage() []alloc.Source {
+	return []alloc.Source{{ID: "stage", Priority: 0, Layers: Simulcast(), Want: layers.Want{Width: 1280, Height: 720}}}
+}
+
+// TopThreshold is the budget the top layer needs with the default up margin.
+func TopThreshold() int {
+	return AudioRate + int(float64(Rates720[2])*(1+alloc.DefaultConfig().UpMargin))
+}
+
+// Named scenarios. Each mirrors one target of the issue.
+func CapDrop() Scenario {
+	return Scenario{
+		Name: "cap-drop", Duration: 60 * time.Second, Seed: 1,
+		Capacity: []Step{{0, 3_000_000}, {20 * time.Second, 500_000}, {40 * time.Second, 3_000_000}},
+		Sources:  Stage(),
+	}
+}
+
+func Cap128() Scenario {
+	return Scenario{
+		Name: "cap-128k", Duration: 70 * time.Second, Seed: 2,
+		Capacity: []Step{{0, 3_000_000}, {10 * time.Second, 128_000}},
+		Sources:  Stage(),
+	}
+}
+
+// SteadyCap is a constant capacity 10 % above what the top layer and audio
+// need (2.5 Mb/s + 40 kb/s + 10 % = 2.794 Mb/s).
+func SteadyCap() Scenario {
+	return Scenario{
+		Name: "steady-threshold", Duration: 120 * time.Second, Seed: 3,
+		Capacity: []Step{{0, (Rates720[2] + AudioRate) * 11 / 10}},
+		Sources:  Stage(),
+	}
+}
+
+func RandomLoss() Scenario {
+	return Scenario{
+		Name: "loss-5pct", Duration: 60 * time.Second, Seed: 4,
+		Capacity: []Step{{0, 10_000_000}}, Loss: 0.05,
+		Sources: Stage(),
+	}
+}
+
+func BurstyLoss() Scenario {
+	return Scenario{
+		Name: "bursty-loss", Duration: 60 * time.Second, Seed: 5,
+		Capacity: []Step{{0, 10_000_000}}, Loss: 0.03, BurstLen: 6,
+		Sources: Stage(),
+	}
+}
+
+func Jitter() Scenario {
+	return Scenario{
+		Name: "jitter", Duration: 60 * time.Second, Seed: 6,
+		Capacity: []Step{{0, 5_000_000}}, Jitter: 20 * time.Millisecond,
+		Sources: Stage(),
+	}
+}
+
+// ProbeNoRoom: the allocator wants the top layer but the link carries 1 Mb/s;
+// probes must not lift the estimate above it.
+func ProbeNoRoom() Scenario {
+	return Scenario{
+		Name: "probe-no-room", Duration: 60 * time.Second, Seed: 7,
+		Capacity: []Step{{0, 1_000_000}},
+		Sources:  Stage(),
+	}
+}
+
+// Gallery: one on-stage source and three thumbnails behind a link that
+// shrinks and recovers.
+func Gallery() Scenario {
+	srcs := Stage()
+	for i, id := range []string{"a", "b", "c"} {
+		srcs = append(srcs, alloc.Source{ID: id, Priority: i + 1, Layers: Simulcast(), Want: layers.Want{Width: 320, Height: 180}})
+	}
+	return Scenario{
+		Name: "gallery", Duration: 60 * time.Second, Seed: 8,
+		Capacity: []Step{{0, 4_000_000}, {20 * time.Second, 600_000}, {40 * time.Second, 4_000_000}},
+		Sources:  srcs,
+	}
+}
+
+// REMBOnly: a receiver without transport-wide feedback that sends REMB.
+func REMBOnly() Scenario {
+	sc := CapDrop()
+	sc.Name = "remb-fallback"
+	sc.NoTWCC = true
+	sc.REMB = time.Second
+	return sc
+}
+
+// Standard lists the scenarios the documentation reports.
+func Standard() []Scenario {
+	return []Scenario{CapDrop(), Cap128(), SteadyCap(), RandomLoss(), BurstyLoss(), Jitter(), ProbeNoRoom(), Gallery(), REMBOnly()}
+}
