@@ -14,20 +14,22 @@ type keyframeAt struct {
 }
 
 // preemptKeyframe schedules a request for the new dominant speaker's highest
-// encoding, which receivers putting it on stage are about to ask for.
+// encoding, which receivers putting it on stage are about to switch to. A source
+// with one encoding needs none: no layer switch follows.
 func (s *state) preemptKeyframe(now time.Time, speaker string) {
 	pub, ok := s.members[speaker]
 	if !ok {
 		return
 	}
-	ups := pub.videoUps()
 	var top *forward.UpTrack
-	for _, up := range ups {
+	encodings := 0
+	for _, up := range pub.videoUps() {
 		if up != nil {
 			top = up
+			encodings++
 		}
 	}
-	if top == nil {
+	if encodings < 2 {
 		return
 	}
 	senderRTT, _ := pub.m.RTT()

@@ -297,6 +297,18 @@ func TestPreemptiveKeyframeTiming(t *testing.T) {
 	c := f.join("c", false)
 	a.rtt, b.rtt, c.rtt = 30*time.Millisecond, 50*time.Millisecond, 130*time.Millisecond
 	now := time.Now().Add(time.Second) // clear of the join's own request, which aggregation would merge
+	f.room.do(func(s *state) {
+		s.preemptKeyframe(now, "a")
+		if len(s.keyframes) != 0 {
+			t.Error("scheduled a preemptive keyframe for a single-encoding source")
+		}
+	})
+	top := forward.NewUpTrack(forward.UpTrackParams{
+		Source: "a", Kind: webrtc.RTPCodecTypeVideo, SSRC: 9, RID: "f", Encoding: 2,
+		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
+		SendKeyframeRequest: func(uint32) error { *f.requests["a"]++; return nil },
+	})
+	f.room.Publish(a, top)
 	before := *f.requests["a"]
 	f.room.do(func(s *state) {
 		s.preemptKeyframe(now, "a")
