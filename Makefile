@@ -7,7 +7,9 @@ ARGS    ?=
 BIN     := bin/podium
 WEB_SRC := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs web/package.json web/package-lock.json
 
-.PHONY: run build web test test-go test-web vet bench-short clean
+FUZZTIME ?= 3s
+
+.PHONY: run build web test test-go test-web vet bench-short fuzz-short clean
 
 run: build
 	./$(BIN) serve $(ARGS)
@@ -23,7 +25,7 @@ web/node_modules/.package-lock.json: web/package-lock.json
 web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SRC)
 	cd web && npm run build
 
-test: test-web vet test-go bench-short
+test: test-web vet test-go bench-short fuzz-short
 
 test-web: web/node_modules/.package-lock.json
 	cd web && npm run typecheck && npm test
@@ -48,6 +50,18 @@ bench-short: build
 	tail -n 1 bin/bench-forward.out | grep -E '^scenario=meeting-8 .*cpu_us_per_pkt=[0-9.]+ .*pkts_per_s=[0-9]+ .*p99_latency_us=[0-9]+ allocs_per_pkt=[0-9.]+ '
 	./$(BIN) bench lastn --k 3 --n -1,1 --pausing-k 3 --pausing-n -1,1 --warmup 1s --duration 2s --out bin/bench-lastn > /dev/null
 	test -s bin/bench-lastn/lastn.csv && test -s bin/bench-lastn/lastn-outbound.svg
+
+# Every native fuzz target (func Fuzz* in a _test.go file) for FUZZTIME each, on top
+# of its committed seed corpus (testdata/fuzz/<target>); a crasher fails the
+# build and leaves its input in testdata/fuzz for the fix and the corpus.
+# Longer runs: make fuzz-short FUZZTIME=5m.
+fuzz-short:
+	@mkdir -p bin; set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' cmd internal | xargs -n1 dirname | sort -u); do \
+	  for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "fuzz ./$$dir $$target for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./$$dir > bin/fuzz.out 2>&1 || { cat bin/fuzz.out; exit 1; }; \
+	  done; \
+	done
 
 clean:
 	rm -rf bin web/dist/*.js web/dist/*.css web/dist/*.html
