@@ -34,18 +34,27 @@ const maxAdminBody = 64 << 10
 // Routes returns the API's handler; mount it at /api/v1/.
 func (a *Admin) Routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/rooms", a.listRooms)
-	mux.HandleFunc("GET /api/v1/rooms/{room}", a.getRoom)
-	mux.HandleFunc("PATCH /api/v1/rooms/{room}", a.patchRoom)
-	mux.HandleFunc("DELETE /api/v1/rooms/{room}", a.closeRoom)
-	mux.HandleFunc("GET /api/v1/rooms/{room}/participants", a.listParticipants)
-	mux.HandleFunc("GET /api/v1/rooms/{room}/participants/{id}", a.getParticipant)
-	mux.HandleFunc("POST /api/v1/rooms/{room}/participants/{id}/mute", a.muteParticipant)
-	mux.HandleFunc("DELETE /api/v1/rooms/{room}/participants/{id}", a.removeParticipant)
+	for pattern, h := range a.routes() {
+		mux.HandleFunc(pattern, h)
+	}
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "not-found", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	return a.authenticated(mux)
+}
+
+// routes are the API's endpoints; docs/admin-api.yaml describes each.
+func (a *Admin) routes() map[string]http.HandlerFunc {
+	return map[string]http.HandlerFunc{
+		"GET /api/v1/rooms":                                a.listRooms,
+		"GET /api/v1/rooms/{room}":                         a.getRoom,
+		"PATCH /api/v1/rooms/{room}":                       a.patchRoom,
+		"DELETE /api/v1/rooms/{room}":                      a.closeRoom,
+		"GET /api/v1/rooms/{room}/participants":            a.listParticipants,
+		"GET /api/v1/rooms/{room}/participants/{id}":       a.getParticipant,
+		"POST /api/v1/rooms/{room}/participants/{id}/mute": a.muteParticipant,
+		"DELETE /api/v1/rooms/{room}/participants/{id}":    a.removeParticipant,
+	}
 }
 
 // apiError writes {"error":{"code":..,"message":..}}.
