@@ -109,7 +109,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		Meter: opts.Meter,
 		Auth:  verifier, Dev: cfg.DevMode(), Now: opts.Now,
 		Limits: limits, MaxMessageBytes: cfg.MaxMessageBytes, SignalingRate: cfg.SignalingRate, SignalingBurst: cfg.SignalingBurst,
-		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters,
+		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters, Estimates: s.estimates,
 	}
 	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log}
 	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Ready: s.ready, Metrics: s.writeMetrics, Admin: admin.Routes(),

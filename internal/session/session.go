@@ -16,6 +16,7 @@ import (
 	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/limit"
+	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -50,6 +51,9 @@ type Deps struct {
 	Joins           *limit.PerKey // joins per client address
 	// Counters, when set, count connections, joins, messages and errors.
 	Counters *Counters
+	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
+	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
+	Estimates *metrics.Hist
 }
 
 // outQueueLen bounds the frames waiting for a slow client; overflowing closes it.
