@@ -160,7 +160,7 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], "https://meet.example.org/standup?token=") {
+	if len(lines) != 2 || lines[1] != "https://meet.example.org/standup?name=Alice&token="+lines[0] {
 		t.Fatalf("output %q", stdout.String())
 	}
 	v, _ := auth.NewVerifier([]auth.Key{{ID: "new", Secret: []byte(testSecret)}})

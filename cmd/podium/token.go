@@ -99,7 +99,11 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 		if *roomName == auth.AnyRoom {
 			return errors.New("--url: a join link needs a single --room")
 		}
-		link := strings.TrimSuffix(*base, "/") + "/" + url.PathEscape(*roomName) + "?token=" + url.QueryEscape(token)
+		q := url.Values{"token": {token}}
+		if *name != "" {
+			q.Set("name", *name) // the web client then joins at once, without its form
+		}
+		link := strings.TrimSuffix(*base, "/") + "/" + url.PathEscape(*roomName) + "?" + q.Encode()
 		fmt.Fprintln(stdout, link)
 	}
 	fmt.Fprintf(stderr, "token for room %s, identity %q, permissions %s, key %s, valid until %s\n",

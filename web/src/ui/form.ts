@@ -60,7 +60,8 @@ export function showJoinForm(root: HTMLElement, opts: FormOptions): void {
       return;
     }
     saveName(n);
-    location.assign(roomUrl(r, n, opts.video));
+    const token = new URLSearchParams(location.search).get('token'); // keep a link's access token
+    location.assign(roomUrl(r, n, opts.video) + (token ? `&token=${encodeURIComponent(token)}` : ''));
   });
 
   root.replaceChildren(h('div', { class: 'landing' }, form));

@@ -68,6 +68,8 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     name: opts.name,
     localStream: stream,
     simulcast: opts.simulcast ?? true,
+    // Access token from the page URL (/<room>?token=…), for servers with access control.
+    token: new URLSearchParams(location.search).get('token') ?? undefined,
   });
   window.podium = {
     conference,
