@@ -7,10 +7,6 @@ import (
 	"github.com/podium-sfu/podium/internal/latency"
 )
 
-// latencySampleEvery is how many received packets pass between two whose
-// receive→send latency is measured (to every destination). A power of two.
-const latencySampleEvery = 16
-
 // Meter counts what a whole server receives and forwards, for benchmarks: one is
 // shared by every UpTrack (UpTrackParams.Meter; nil disables it). Updates are a
 // few atomic adds per received packet, never a lock or an allocation.
@@ -19,10 +15,17 @@ type Meter struct {
 	ReceivedBytes    atomic.Uint64 // their RTP bytes (header and payload, decrypted)
 	ForwardedPackets atomic.Uint64 // packet × destination written to receivers
 	ForwardedBytes   atomic.Uint64 // their RTP bytes as written (our 12-byte header + payload)
-	// Latency holds, for one received packet in latencySampleEvery, the time from
-	// the reader having the decrypted packet to each destination's write having
-	// returned (SRTP protect and the send system call done).
+	// Latency is the SFU-added latency of sampled packets (sequence numbers that
+	// are multiples of latency.StampEvery): from the UDP socket read that brought
+	// the packet in to each destination's write having returned (SRTP protect and
+	// the send system call done). It needs Stamps filled by the socket reader
+	// (peer.Config.Stamps); packets without a stamp are left out.
 	Latency latency.Histogram
+	// ForwardLatency is the part of it spent in the forwarding path: from the
+	// reader having the decrypted packet (after pion's receive path) to the send.
+	ForwardLatency latency.Histogram
+	// Stamps are the socket read times of sampled packets.
+	Stamps latency.Stamps
 }
 
 // MeterSnapshot is a Meter's counters at one moment, as plain data.
@@ -32,6 +35,7 @@ type MeterSnapshot struct {
 	ForwardedPackets uint64           `json:"forwarded_packets"`
 	ForwardedBytes   uint64           `json:"forwarded_bytes"`
 	Latency          latency.Snapshot `json:"latency"`
+	ForwardLatency   latency.Snapshot `json:"forward_latency"`
 }
 
 // Snapshot reads the counters.
@@ -42,20 +46,12 @@ func (m *Meter) Snapshot() MeterSnapshot {
 		ForwardedPackets: m.ForwardedPackets.Load(),
 		ForwardedBytes:   m.ForwardedBytes.Load(),
 		Latency:          m.Latency.Snapshot(),
+		ForwardLatency:   m.ForwardLatency.Snapshot(),
 	}
 }
 
 // rtpHeaderLen is the header DownTracks write: no CSRCs, no extensions.
 const rtpHeaderLen = 12
-
-// meterSampler decides which packets an UpTrack times; it belongs to the
-// track's reader goroutine.
-type meterSampler struct{ n uint32 }
-
-func (s *meterSampler) next() bool {
-	s.n++
-	return s.n&(latencySampleEvery-1) == 0
-}
 
 func (m *Meter) received(bytes int) {
 	m.ReceivedPackets.Add(1)
@@ -70,6 +66,21 @@ func (m *Meter) forwarded(packets, payloadBytes int) {
 	m.ForwardedBytes.Add(uint64(packets * (rtpHeaderLen + payloadBytes)))
 }
 
-func (m *Meter) sample(arrival time.Time) {
-	m.Latency.Record(time.Since(arrival))
+// sampleStart returns, for a sampled packet, when it came off the socket (zero
+// if unknown); ok is false for packets not sampled.
+func (m *Meter) sampleStart(ssrc uint32, seq uint16) (wire time.Time, ok bool) {
+	if !latency.Sampled(seq) {
+		return time.Time{}, false
+	}
+	wire, _ = m.Stamps.Arrival(ssrc, seq)
+	return wire, true
+}
+
+// sample records one destination's send of a sampled packet.
+func (m *Meter) sample(wire, read time.Time) {
+	now := time.Now()
+	m.ForwardLatency.Record(now.Sub(read))
+	if !wire.IsZero() {
+		m.Latency.Record(now.Sub(wire))
+	}
 }

@@ -3,6 +3,7 @@ package forward
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func TestMeterCountsForwardedPackets(t *testing.T) {
@@ -24,9 +25,37 @@ func TestMeterCountsForwardedPackets(t *testing.T) {
 	if s.ForwardedBytes != wantBytes {
 		t.Errorf("forwarded %d bytes, want %d", s.ForwardedBytes, wantBytes)
 	}
-	// One packet in latencySampleEvery is timed, once per destination.
-	if got, want := s.Latency.Count(), uint64(3*n/latencySampleEvery); got != want {
-		t.Errorf("%d latency samples, want %d", got, want)
+	// Sequence numbers 2…65 hold four multiples of latency.StampEvery: each is
+	// timed once per destination. Without socket stamps only the forwarding path is.
+	if got, want := s.ForwardLatency.Count(), uint64(3*4); got != want {
+		t.Errorf("%d forwarding latency samples, want %d", got, want)
+	}
+	if got := s.Latency.Count(); got != 0 {
+		t.Errorf("%d socket-to-send samples without socket stamps", got)
+	}
+}
+
+func TestMeterLatencyFromTheSocket(t *testing.T) {
+	f := newForwardFixture(t, 2)
+	m := &Meter{}
+	f.up.p.Meter = m
+	for range 32 {
+		f.seq++
+		f.raw[2], f.raw[3] = byte(f.seq>>8), byte(f.seq)
+		m.Stamps.Observe(f.raw, time.Now().Add(-time.Millisecond)) // what the socket reader does
+		if f.up.parse(f.raw, &f.pkt, true) {
+			f.up.forward(&f.pkt)
+		}
+	}
+	s := m.Snapshot()
+	if got := s.Latency.Count(); got != 2*2 {
+		t.Fatalf("%d socket-to-send samples, want 4 (2 sampled packets × 2 destinations)", got)
+	}
+	if p := s.Latency.Quantile(0.5); p < time.Millisecond || p > time.Second {
+		t.Errorf("socket-to-send median %v, want just over the 1 ms the stamp predates the packet", p)
+	}
+	if s.ForwardLatency.Quantile(1) >= s.Latency.Quantile(0) {
+		t.Errorf("the forwarding path (%v) should be a part of the socket-to-send latency (%v)", s.ForwardLatency.Quantile(1), s.Latency.Quantile(0))
 	}
 }
 

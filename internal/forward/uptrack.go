@@ -54,8 +54,7 @@ type UpTrack struct {
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
-	muted               atomic.Bool  // an administrator muted the sender: drop everything
-	sampler             meterSampler // owned by the reader (Run)
+	muted               atomic.Bool // an administrator muted the sender: drop everything
 }
 
 // TrackStats are counters read by metrics and tests.
@@ -230,7 +229,11 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 // decides with accept, which never modifies the packet.
 func (u *UpTrack) forward(pkt *Packet) {
 	var askKeyframe *UpTrack
-	timed := u.p.Meter != nil && u.sampler.next()
+	var wire time.Time
+	timed := false
+	if u.p.Meter != nil {
+		wire, timed = u.p.Meter.sampleStart(pkt.Header.SSRC, pkt.Header.SequenceNumber)
+	}
 	sent := 0
 	for _, d := range *u.downs.Load() {
 		if !d.accept(pkt) {
@@ -240,7 +243,7 @@ func (u *UpTrack) forward(pkt *Packet) {
 		if ok {
 			sent++
 			if timed {
-				u.p.Meter.sample(pkt.Arrival)
+				u.p.Meter.sample(wire, pkt.Arrival)
 			}
 		}
 		if ask != nil {

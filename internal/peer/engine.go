@@ -15,6 +15,8 @@ import (
 	"github.com/pion/interceptor/pkg/twcc"
 	"github.com/pion/logging"
 	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/latency"
 )
 
 // Config is what the media transport needs from the server's configuration.
@@ -29,6 +31,9 @@ type Config struct {
 	BindIPs []string
 	// STUNServers are handed to clients and used by the server to learn its public address.
 	STUNServers []string
+	// Stamps, when set, records when sampled RTP packets are read from the UDP
+	// socket (benchmarks measure the SFU's latency from there).
+	Stamps *latency.Stamps
 }
 
 // Engine owns the shared sockets and the two pion APIs.
@@ -45,13 +50,21 @@ type Engine struct {
 func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg}
 	keepIP := ipFilter(cfg.BindIPs)
-	mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort,
+	opts := []ice.UDPMuxFromPortOption{
 		ice.UDPMuxFromPortWithLoopback(),
 		ice.UDPMuxFromPortWithIPFilter(keepIP),
 		ice.UDPMuxFromPortWithNetworks(ice.NetworkTypeUDP4),
-		ice.UDPMuxFromPortWithReadBufferSize(4<<20),
-		ice.UDPMuxFromPortWithWriteBufferSize(4<<20),
-	)
+		ice.UDPMuxFromPortWithReadBufferSize(4 << 20),
+		ice.UDPMuxFromPortWithWriteBufferSize(4 << 20),
+	}
+	if cfg.Stamps != nil {
+		n, err := newStampingNet(cfg.Stamps)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, ice.UDPMuxFromPortWithNet(n))
+	}
+	mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("media UDP port %d: %w", cfg.UDPPort, err)
 	}

@@ -64,10 +64,14 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	if opts.NegotiationTimeout == 0 {
 		opts.NegotiationTimeout = 15 * time.Second
 	}
-	engine, err := peer.NewEngine(peer.Config{
+	pc := peer.Config{
 		UDPPort: cfg.UDPPort, TCPPort: cfg.TCPPort,
 		PublicIPs: cfg.PublicIPs, BindIPs: cfg.MediaIPs, STUNServers: cfg.STUN,
-	})
+	}
+	if opts.Meter != nil {
+		pc.Stamps = &opts.Meter.Stamps
+	}
+	engine, err := peer.NewEngine(pc)
 	if err != nil {
 		return nil, err
 	}
