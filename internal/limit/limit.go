@@ -4,6 +4,7 @@
 package limit
 
 import (
+	"net"
 	"sync"
 	"time"
 )
@@ -100,4 +101,15 @@ func (p *PerKey) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.keys)
+}
+
+// AddressKey is the key a client address is limited under: an IPv4 address as
+// is, an IPv6 address by its /64 prefix (one customer's network, which can hold
+// any number of addresses). Anything else is its own key.
+func AddressKey(addr string) string {
+	ip := net.ParseIP(addr)
+	if ip == nil || ip.To4() != nil {
+		return addr
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

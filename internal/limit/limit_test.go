@@ -94,3 +94,17 @@ func TestPerKey(t *testing.T) {
 		t.Error("disabled limiter refused")
 	}
 }
+
+func TestAddressKey(t *testing.T) {
+	for addr, want := range map[string]string{
+		"198.51.100.7":         "198.51.100.7",
+		"2001:db8:1:2:3:4:5:6": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1": "2001:db8:1:2::/64",
+		"::ffff:198.51.100.7":  "::ffff:198.51.100.7", // IPv4-mapped: the IPv4 address
+		"not an address":       "not an address",
+	} {
+		if got := AddressKey(addr); got != want {
+			t.Errorf("AddressKey(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/podium-sfu/podium/internal/limit"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -116,7 +117,7 @@ func (s *Session) handle(msg signal.Incoming) error {
 // join admits the client: joins per address, then the token, then the room's and
 // server's limits; only then are its peer connections made.
 func (s *Session) join(j *signal.Join) error {
-	if !s.deps.Joins.Allow(s.remote, s.now()) {
+	if !s.deps.Joins.Allow(limit.AddressKey(s.remote), s.now()) {
 		return signal.Errorf(signal.CodeTooManyJoins, true, "too many joins from your address in the last minute; wait a little and try again")
 	}
 	perms, claims, err := s.authorize(j.Token, j.Room)
