@@ -32,7 +32,7 @@ type Config struct {
 	MaxRooms        int           `key:"max-rooms" help:"rooms per server (0: unlimited)"`
 	MaxParticipants int           `key:"max-participants" help:"participants per room (0: unlimited)"`
 	MaxTracks       int           `key:"max-tracks" help:"audio and video tracks one participant may publish (0: unlimited)"`
-	JoinsPerIP      int           `key:"joins-per-ip" help:"joins per client IP address per minute (0: unlimited)"`
+	JoinsPerIP      int           `key:"joins-per-ip" help:"joins per client IP address (IPv6: per /64) per minute (0: unlimited)"`
 	SignalingRate   int           `key:"signaling-rate" help:"signaling messages per second per connection, sustained (0: unlimited)"`
 	SignalingBurst  int           `key:"signaling-burst" help:"signaling messages a connection may send in a burst above signaling-rate"`
 	MaxMessageBytes int           `key:"max-message-bytes" help:"largest signaling message accepted, in bytes"`
