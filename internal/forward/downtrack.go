@@ -2,6 +2,7 @@ package forward
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -254,7 +255,7 @@ func (d *DownTrack) Unbind(webrtc.TrackLocalContext) error {
 }
 
 func findRTX(codecs []webrtc.RTPCodecParameters, apt webrtc.PayloadType) uint8 {
-	want := "apt=" + itoa(int(apt))
+	want := "apt=" + strconv.Itoa(int(apt))
 	for _, c := range codecs {
 		if strings.EqualFold(c.MimeType, webrtc.MimeTypeRTX) && strings.Contains(c.SDPFmtpLine, want) {
 			return uint8(c.PayloadType)
@@ -338,17 +339,4 @@ func (d *DownTrack) fillHeader(p *Packet) {
 	h.SequenceNumber = p.Header.SequenceNumber
 	h.Timestamp = p.Header.Timestamp
 	h.SSRC = d.ssrc
-}
-
-func itoa(v int) string {
-	var b [8]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,7 +51,7 @@ func (t *localTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParamete
 		}
 		b := &trackBinding{ssrc: uint32(ctx.SSRC()), pt: uint8(c.PayloadType), writer: ctx.WriteStream()}
 		if rtx := ctx.SSRCRetransmission(); rtx != 0 {
-			want := "apt=" + itoa(int(c.PayloadType))
+			want := "apt=" + strconv.Itoa(int(c.PayloadType))
 			for _, r := range ctx.CodecParameters() {
 				if strings.EqualFold(r.MimeType, webrtc.MimeTypeRTX) && strings.Contains(r.SDPFmtpLine, want) {
 					b.rtxSSRC, b.rtxPT = uint32(rtx), uint8(r.PayloadType)
@@ -350,17 +351,4 @@ func (s *sender) run() {
 func (s *sender) stop() {
 	close(s.done)
 	s.wg.Wait()
-}
-
-func itoa(v int) string {
-	var b [8]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
 }
