@@ -102,6 +102,10 @@ func (e *Engine) settings(keepIP func(net.IP) bool) webrtc.SettingEngine {
 	s.SetIncludeLoopbackCandidate(true)
 	s.SetIPFilter(keepIP)
 	s.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	// Sessions close their connections themselves (after stopping their RTT
+	// sampler: pion's GetStats races with Close); a peer's DTLS close_notify must not
+	// close one behind their back. Departures are seen on the WebSocket and by ICE.
+	s.DisableCloseByDTLS(true)
 	if len(e.cfg.PublicIPs) > 0 {
 		s.SetNAT1To1IPs(e.cfg.PublicIPs, webrtc.ICECandidateTypeHost)
 	}
