@@ -56,6 +56,7 @@ func loadCommand(args []string) error {
 	view := fs.String("view", "640x360", "how everyone shows the others' videos, WxH (sent as constraints); empty for none")
 	speech := fs.String("speech", "", "speaking pattern: paper (one speaker, a new one every 4 s), realistic, none (default: realistic)")
 	dtx := fs.Bool("dtx", false, "Opus DTX: silent participants send one packet per 400 ms")
+	noNACK := fs.Bool("no-nack", false, "receivers never ask for retransmissions")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted)")
 	seed := fs.Uint64("seed", 1, "random seed of the speaking pattern and stream parameters")
 	cpuprofile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
@@ -65,7 +66,7 @@ func loadCommand(args []string) error {
 		}
 		return err
 	}
-	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, Seed: *seed}
+	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, NoNACK: *noNACK, Seed: *seed}
 	if *scenario != "" {
 		sc, err := load.StandardScenario(*scenario)
 		if err != nil {

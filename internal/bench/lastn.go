@@ -62,8 +62,8 @@ type Point struct {
 	AggMbps, AggMbpsSD float64 // in + out
 	CPU, CPUSD         float64 // SFU process, % of one core
 	OutPps, InPps      float64
-	// What the endpoints saw at the window's end.
-	VideoStreams     int // received video streams with packets in the last second
+	// What the endpoints saw.
+	VideoStreams     int // received video streams with packets in the last second, median of 1 s samples
 	ExpectedStreams  int // what Last N should give: min(N,K) for the observer, min(N,K−1) for each endpoint
 	AudioP99         time.Duration
 	Attempts         int // windows measured: one more each time the load generator fell behind
@@ -159,11 +159,14 @@ func (o LastNOptions) phase(ctx context.Context, pausing bool, ks []int, ns func
 // conference joins K endpoints and the observer, then measures each N.
 func (o LastNOptions) conference(ctx context.Context, sfu *SFU, pausing bool, k int, ns []int) ([]Point, error) {
 	endpoint := load.ParticipantSpec{Audio: true, Video: load.VideoSingle, Clips: []string{o.Clip}, View: load.View{Width: 320, Height: 180, Role: "thumbnail"}}
-	// The paper's Chrome endpoint, camera and microphone off, joins last.
+	// The paper's Chrome endpoint, camera and microphone off, joins last. Like the
+	// paper's load endpoints, ours do not ask for retransmissions: with 30 of them on
+	// two cores, packets an endpoint drops while it falls behind would be NACKed,
+	// and the SFU answers every NACK (docs/performance.md), which feeds on itself.
 	specs := append(load.Group("e", k, endpoint), load.ParticipantSpec{Name: "observer", View: endpoint.View})
 	run, err := load.Start(ctx, load.Config{
 		URL: sfu.URL, Room: fmt.Sprintf("lastn-k%d-pausing-%v", k, pausing), Participants: specs,
-		Speech: load.SpeechPaper, DTX: o.DTX, Seed: o.Seed + uint64(k),
+		Speech: load.SpeechPaper, DTX: o.DTX, NoNACK: true, Seed: o.Seed + uint64(k),
 	})
 	if err != nil {
 		return nil, err
@@ -222,6 +225,7 @@ func (o LastNOptions) measure(ctx context.Context, sfu *SFU, run *load.Run) (Poi
 	}
 	first, firstProc := prev, prevProc
 	var outs, aggs, cpus []float64
+	var streams, paused []int
 	end := time.Now().Add(o.Duration)
 	for time.Now().Before(end) {
 		if err := sleep(ctx, min(time.Second, time.Until(end))); err != nil {
@@ -240,6 +244,8 @@ func (o LastNOptions) measure(ctx context.Context, sfu *SFU, run *load.Run) (Poi
 		in := float64(cur.Meter.ReceivedBytes-prev.Meter.ReceivedBytes) * 8 / sec / 1e6
 		outs, aggs = append(outs, out), append(aggs, out+in)
 		cpus = append(cpus, 100*float64(proc.CPU()-prevProc.CPU())/float64(proc.At.Sub(prevProc.At)))
+		tot := run.Totals()
+		streams, paused = append(streams, tot.RxVideoStreams), append(paused, tot.PausedPublishers)
 		prev, prevProc = cur, proc
 	}
 	p.Window = prevProc.At.Sub(firstProc.At)
@@ -252,7 +258,11 @@ func (o LastNOptions) measure(ctx context.Context, sfu *SFU, run *load.Run) (Poi
 	p.CPU = 100 * float64(prevProc.CPU()-firstProc.CPU()) / float64(p.Window)
 	p.OutMbpsSD, p.AggMbpsSD, p.CPUSD = stddev(outs), stddev(aggs), stddev(cpus)
 	w := load.Between(run.Started(), loadA, run.Totals())
-	p.VideoStreams, p.PausedPublishers, p.LossPercent = w.RxVideoStreams, w.PausedPublishers, w.LossPercent
+	// A stream counts as received while a packet came in the last second, so a
+	// speaker change shortly before a sample counts the outgoing speaker too: the
+	// median of the per-second samples is the steady count.
+	p.VideoStreams, p.PausedPublishers = median(streams), median(paused)
+	p.LossPercent = w.LossPercent
 	p.KeyframeWaits, p.KeyframeWaitP50 = w.KeyframeWaits, w.KeyframeWaitP50
 	p.AudioP99 = w.AudioLatencyP99
 	return p, nil
@@ -274,6 +284,15 @@ func expectedStreams(k, n int) int {
 // the SFU and the generator in well under a second.
 func (p Point) healthy() bool {
 	return float64(p.VideoStreams) >= 0.95*float64(p.ExpectedStreams) && p.AudioP99 < 500*time.Millisecond
+}
+
+func median(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func stddev(xs []float64) float64 {

@@ -23,7 +23,6 @@ type participant struct {
 	snd  *sender // nil for receive-only participants
 	recv *receiver
 
-	id         atomic.Pointer[string] // current participant id ("" before the first welcome)
 	connected  atomic.Bool
 	reconnects atomic.Uint64
 	joined     chan struct{} // closed at the first welcome
@@ -37,8 +36,6 @@ type participant struct {
 
 func newParticipant(r *Run, spec ParticipantSpec, index int) (*participant, error) {
 	p := &participant{run: r, spec: spec, joined: make(chan struct{}), ctl: make(chan func(*client.Client), 16)}
-	empty := ""
-	p.id.Store(&empty)
 	p.recv = newReceiver(r)
 	cfg, err := spec.sourceConfig(r.cfg.DTX)
 	if err != nil {
@@ -50,9 +47,6 @@ func newParticipant(r *Run, spec ParticipantSpec, index int) (*participant, erro
 	}
 	return p, nil
 }
-
-// ID is the participant id of the current connection.
-func (p *participant) ID() string { return *p.id.Load() }
 
 // loop connects and reconnects until ctx ends.
 func (p *participant) loop(ctx context.Context) {
@@ -71,19 +65,25 @@ func (p *participant) loop(ctx context.Context) {
 			backoff = min(2*backoff, 5*time.Second)
 			continue
 		}
-		backoff = 250 * time.Millisecond
 		if !first {
 			p.reconnects.Add(1)
 		}
 		first = false
 		st := c.Snapshot()
 		resume = &st.Resume
-		p.id.Store(&st.ID)
 		p.run.register(st.ID, p)
 		p.connected.Store(true)
 		p.joinOnce.Do(func() { close(p.joined) })
 		p.sendSettings(c, st.Participants)
+		since := time.Now()
 		p.serve(ctx, c)
+		// A connection refused right after joining (say, a fatal error) is
+		// retried with growing backoff, a long-lived one at once.
+		if time.Since(since) > 10*time.Second {
+			backoff = 250 * time.Millisecond
+		} else {
+			backoff = min(2*backoff, 5*time.Second)
+		}
 		p.connected.Store(false)
 		p.run.unregister(st.ID, p)
 		c.Close() // the reader is done: forwarded is ours again
@@ -96,6 +96,12 @@ func (p *participant) loop(ctx context.Context) {
 					src.bind(nil)
 				}
 			})
+		}
+		if ctx.Err() == nil && backoff > 250*time.Millisecond {
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
 		}
 	}
 }

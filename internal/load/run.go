@@ -33,7 +33,11 @@ type Config struct {
 	Participants []ParticipantSpec
 	Speech       string // SpeechPaper, SpeechRealistic or SpeechNone
 	DTX          bool   // Opus discontinuous transmission while silent
-	Seed         uint64
+	// NoNACK makes the receivers never ask for retransmissions (the Last N
+	// paper's load endpoints did not). By default they NACK what they miss, as
+	// browsers do.
+	NoNACK bool
+	Seed   uint64
 	// JoinInterval spaces the joins (default 40 ms), as a burst of DTLS
 	// handshakes would measure the handshakes rather than the forwarding.
 	JoinInterval time.Duration
@@ -75,7 +79,7 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	if cfg.Speech == "" {
 		cfg.Speech = SpeechRealistic
 	}
-	api, err := newAPI()
+	api, err := newAPI(!cfg.NoNACK)
 	if err != nil {
 		return nil, err
 	}
@@ -212,9 +216,10 @@ func (r *Run) LastError() string {
 
 // newAPI is the participants' pion API: Opus with the RFC 6464 extension, VP8
 // with RTX and the simulcast extensions; on what we send, transport-wide
-// sequence numbers (as browsers) and sender reports; on what we receive, NACKs
-// and receiver reports. Our own code answers NACKs (pion's responder is left out).
-func newAPI() (*webrtc.API, error) {
+// sequence numbers (as browsers) and sender reports; on what we receive,
+// receiver reports and (with nacks) NACKs. Our own code answers NACKs (pion's
+// responder is left out).
+func newAPI(nacks bool) (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}
 	feedback := []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}, {Type: "ccm", Parameter: "fir"}, {Type: webrtc.TypeRTCPFBTransportCC}}
 	codecs := []struct {
@@ -245,11 +250,13 @@ func newAPI() (*webrtc.API, error) {
 		}
 	}
 	reg := &interceptor.Registry{}
-	gen, err := nack.NewGeneratorInterceptor()
-	if err != nil {
-		return nil, err
+	if nacks {
+		gen, err := nack.NewGeneratorInterceptor()
+		if err != nil {
+			return nil, err
+		}
+		reg.Add(gen)
 	}
-	reg.Add(gen)
 	rr, err := report.NewReceiverInterceptor()
 	if err != nil {
 		return nil, err
