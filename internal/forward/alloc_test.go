@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/algo/bwe"
 )
 
 // forwardFixture is one video source forwarding to n bound destinations that
@@ -20,12 +22,27 @@ type forwardFixture struct {
 }
 
 func newForwardFixture(tb testing.TB, n int) *forwardFixture {
+	return newFixture(tb, n, false)
+}
+
+// newFixture optionally puts each destination under congestion control (its
+// own Link, transport-cc negotiated), as the server does.
+func newFixture(tb testing.TB, n int, linked bool) *forwardFixture {
 	tb.Helper()
 	f := &forwardFixture{up: newVideoUp(tb, &keyframeRequests{})}
 	for i := range n {
 		w := &counter{}
-		ctx := videoContext(webrtc.SSRC(1000+i), webrtc.SSRC(2000+i))
-		f.downs = append(f.downs, bindDown(tb, f.up, fmt.Sprint("r", i), ctx.withWriter(w)))
+		ctx := videoContext(webrtc.SSRC(1000+i), webrtc.SSRC(2000+i)).withWriter(w)
+		d := NewDownTrack(f.up, fmt.Sprint("r", i))
+		if linked {
+			d.SetLink(NewLink(bwe.DefaultConfig()))
+			ctx.withTWCC(3)
+		}
+		if _, err := d.Bind(ctx); err != nil {
+			tb.Fatal(err)
+		}
+		f.up.AddDown(d)
+		f.downs = append(f.downs, d)
 		f.writers = append(f.writers, w)
 	}
 	feed(tb, f.up, rtpPacket(tb, srcVideoSSRC, srcVideoPT, 0, 0, true, vp8Key), t0)
@@ -46,16 +63,38 @@ func (f *forwardFixture) step() {
 }
 
 func TestForwardDoesNotAllocate(t *testing.T) {
-	f := newForwardFixture(t, 3)
-	before := f.writers[0].n
-	allocs := testing.AllocsPerRun(1000, f.step)
-	if allocs != 0 {
-		t.Errorf("%v allocations per forwarded packet (1 source → 3 destinations), want 0", allocs)
-	}
-	for i, w := range f.writers {
-		if w.n-before < 1000 {
-			t.Errorf("destination %d got %d packets, the measurement forwarded nothing", i, w.n-before)
+	for _, linked := range []bool{false, true} {
+		f := newFixture(t, 3, linked)
+		before := f.writers[0].n
+		allocs := testing.AllocsPerRun(1000, f.step)
+		if allocs != 0 {
+			t.Errorf("%v allocations per forwarded packet (1 source → 3 destinations, congestion control %v), want 0", allocs, linked)
 		}
+		for i, w := range f.writers {
+			if w.n-before < 1000 {
+				t.Errorf("destination %d got %d packets, the measurement forwarded nothing", i, w.n-before)
+			}
+		}
+	}
+}
+
+func TestProbePaddingDoesNotAllocate(t *testing.T) {
+	f := newFixture(t, 1, true)
+	f.step() // a frame's end: padding may follow
+	d, w := f.downs[0], f.writers[0]
+	before := w.n
+	now := time.Now()
+	allocs := testing.AllocsPerRun(1000, func() {
+		now = now.Add(time.Millisecond)
+		if d.pad(now, 1) == 0 {
+			t.Fatal("no padding sent")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per probe packet, want 0", allocs)
+	}
+	if w.n-before < 1000 {
+		t.Errorf("%d probe packets written", w.n-before)
 	}
 }
 
@@ -85,6 +124,15 @@ func BenchmarkForward(b *testing.B) {
 	for _, n := range []int{1, 8} {
 		b.Run(fmt.Sprintf("to-%d", n), func(b *testing.B) {
 			f := newForwardFixture(b, n)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(f.raw)))
+			for b.Loop() {
+				f.step()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/write")
+		})
+		b.Run(fmt.Sprintf("to-%d-congestion-controlled", n), func(b *testing.B) {
+			f := newFixture(b, n, true)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(f.raw)))
 			for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
@@ -31,8 +32,9 @@ type DownTrack struct {
 	id       string
 	streamID string
 
-	selected atomic.Bool   // the selection policy's verdict (Last N); audio ignores it
-	accepts  atomic.Uint32 // video: bit e set when encoding e's packets may be forwarded
+	selected atomic.Bool          // the selection policy's verdict (Last N); audio ignores it
+	accepts  atomic.Uint32        // video: bit e set when encoding e's packets may be forwarded
+	link     atomic.Pointer[Link] // the receiver connection's congestion control (nil: none)
 
 	mu            sync.Mutex // guards everything below; held while writing to pion, a leaf lock
 	bound         bool
@@ -46,6 +48,7 @@ type DownTrack struct {
 	temporal      int                            // highest temporal layer wanted
 	hdr           rtp.Header                     // scratch, reused for every write
 	out           []byte                         // video: the rewritten packet
+	twccExt       uint8                          // negotiated transport-cc extension id (0: none)
 	rtxBuf        []byte                         // a cached packet being resent
 	rtxOut        []byte                         // its RTX payload
 	cache         *packetcache.Cache
@@ -96,6 +99,22 @@ func NewDownTrack(up *UpTrack, receiver string) *DownTrack {
 		d.retargetLocked()
 	}
 	return d
+}
+
+// TransportCCURI is the transport-wide sequence number header extension.
+const TransportCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+
+// SetLink puts the DownTrack under its receiver connection's congestion control
+// (nil takes it out): its packets carry the connection's transport-wide
+// sequence numbers, and its video can carry probe padding. Call it before the
+// track is negotiated, and with nil when it is removed.
+func (d *DownTrack) SetLink(l *Link) {
+	if old := d.link.Swap(l); old != nil && d.proj != nil {
+		old.removeDown(d)
+	}
+	if l != nil && d.proj != nil {
+		l.addDown(d)
+	}
 }
 
 // Up is the forwarded source track.
@@ -234,6 +253,15 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.twccExt = 0
+	for _, x := range ctx.HeaderExtensions() {
+		if x.URI == TransportCCURI {
+			d.twccExt = uint8(x.ID)
+		}
+	}
+	if l := d.link.Load(); l != nil && d.twccExt != 0 {
+		l.setExtension(d.twccExt)
+	}
 	d.bound = true
 	d.writer = ctx.WriteStream()
 	d.ssrc = uint32(ctx.SSRC())
@@ -286,7 +314,7 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	}
 	if d.proj == nil {
 		d.fillHeader(p)
-		_, err := d.writer.WriteRTP(&d.hdr, p.Payload)
+		err := d.sendLocked(p.Arrival, p.Payload)
 		d.countSentLocked(len(p.Payload), err)
 		return err == nil, nil
 	}
@@ -307,9 +335,24 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
 	_ = d.cache.Store(out.SequenceNumber, pkt, p.Arrival)
-	_, err := d.writer.WriteRTP(&d.hdr, pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
+	err := d.sendLocked(p.Arrival, pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
 	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
 	return err == nil, nil
+}
+
+// sendLocked writes d.hdr and payload, stamped with the connection's
+// transport-wide sequence number when it has congestion control.
+func (d *DownTrack) sendLocked(now time.Time, payload []byte) error {
+	l := d.link.Load()
+	if l == nil {
+		_, err := d.writer.WriteRTP(&d.hdr, payload)
+		return err
+	}
+	l.mu.Lock()
+	l.stampLocked(now, &d.hdr, len(payload), false)
+	_, err := d.writer.WriteRTP(&d.hdr, payload)
+	l.mu.Unlock()
+	return err
 }
 
 // countSentLocked counts a write: sender reports count every packet handed to
@@ -331,6 +374,7 @@ func (d *DownTrack) fillHeader(p *Packet) {
 	h := &d.hdr
 	h.Version = 2
 	h.Padding = false
+	h.PaddingSize = 0
 	h.Extension = false
 	h.Extensions = h.Extensions[:0]
 	h.CSRC = h.CSRC[:0]

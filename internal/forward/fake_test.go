@@ -31,12 +31,18 @@ type fakeContext struct {
 	codecs        []webrtc.RTPCodecParameters
 	ssrc, rtxSSRC webrtc.SSRC
 	w             webrtc.TrackLocalWriter
+	twccID        int // negotiated transport-cc extension id; 0: not negotiated
 }
 
 func (c *fakeContext) CodecParameters() []webrtc.RTPCodecParameters { return c.codecs }
 func (c *fakeContext) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter {
-	return []webrtc.RTPHeaderExtensionParameter{{URI: "urn:ietf:params:rtp-hdrext:sdes:mid", ID: 4}}
+	exts := []webrtc.RTPHeaderExtensionParameter{{URI: "urn:ietf:params:rtp-hdrext:sdes:mid", ID: 4}}
+	if c.twccID != 0 {
+		exts = append(exts, webrtc.RTPHeaderExtensionParameter{URI: TransportCCURI, ID: c.twccID})
+	}
+	return exts
 }
+func (c *fakeContext) withTWCC(id int) *fakeContext { c.twccID = id; return c }
 func (c *fakeContext) SSRC() webrtc.SSRC                                 { return c.ssrc }
 func (c *fakeContext) SSRCRetransmission() webrtc.SSRC                   { return c.rtxSSRC }
 func (c *fakeContext) SSRCForwardErrorCorrection() webrtc.SSRC           { return 0 }

@@ -38,6 +38,11 @@ func (d *DownTrack) HandleRTCP(now time.Time, pkts []rtcp.Packet) {
 		case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
 			d.up.stats.ReceiverKeyframes.Add(1)
 			d.up.RequestKeyframe(now)
+		case *rtcp.TransportLayerCC, *rtcp.ReceiverEstimatedMaximumBitrate:
+			// Transport-wide: whichever of the connection's senders it reaches.
+			if l := d.link.Load(); l != nil {
+				l.handleRTCP(now, p)
+			}
 		case *rtcp.TransportLayerNack:
 			for _, pair := range p.Nacks {
 				pair.Range(func(seq uint16) bool {
@@ -63,8 +68,16 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	if !d.bound {
 		return false
 	}
-	n, ok := d.cache.Resend(seq, d.rtxBuf[:cap(d.rtxBuf)], now, 0)
+	l := d.link.Load()
+	var rtt, maxAge time.Duration
+	if l != nil {
+		rtt, maxAge = l.retransmitWindow()
+	}
+	n, ok := d.cache.Resend(seq, d.rtxBuf[:cap(d.rtxBuf)], now, rtt, maxAge)
 	if !ok {
+		if l != nil {
+			l.stats.skipped.Add(1)
+		}
 		return false
 	}
 	orig := d.rtxBuf[:n]
@@ -73,11 +86,19 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 		return false
 	}
 	payload := orig[h.PayloadOffset:h.PayloadEnd]
+	if l != nil {
+		l.mu.Lock()
+		allowed := l.allowRetransmitLocked(now, n)
+		l.mu.Unlock()
+		if !allowed {
+			return false
+		}
+		l.stats.retransmits.Add(1)
+	}
 	pkt := Packet{Header: h, Payload: payload}
 	d.fillHeader(&pkt)
 	if d.rtxSSRC == 0 {
-		_, err := d.writer.WriteRTP(&d.hdr, payload)
-		return err == nil
+		return d.sendLocked(now, payload) == nil
 	}
 	// RFC 4588: the RTX payload is the original sequence number then the original payload.
 	osn := h.SequenceNumber
@@ -88,6 +109,48 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	d.hdr.PayloadType = d.rtxPT
 	d.hdr.SequenceNumber = d.rtxSeq
 	d.rtxSeq++
+	// No transport-wide number on the RTX stream: receivers address their
+	// feedback to the SSRC of the newest packet, and pion delivers RTCP for an
+	// RTX SSRC to nobody, so feedback would be lost.
 	_, err := d.writer.WriteRTP(&d.hdr, rtxPayload)
 	return err == nil
+}
+
+// probePadding is the padding per probe packet: RTP padding is at most 255 bytes.
+const probePadding = 255
+
+// pad sends up to budget bytes of padding-only packets between two frames of
+// the forwarded video, as bandwidth probes, and returns the bytes sent. They
+// go on the media SSRC (see resend for why not RTX); receivers skip them.
+func (d *DownTrack) pad(now time.Time, budget int) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := d.link.Load()
+	if !d.bound || d.proj == nil || l == nil || !d.selected.Load() {
+		return 0
+	}
+	sent := 0
+	for sent < budget {
+		seq, ts, ok := d.proj.Padding()
+		if !ok {
+			break
+		}
+		h := &d.hdr
+		h.Version, h.Padding, h.PaddingSize, h.Marker = 2, true, probePadding, false
+		h.Extension, h.Extensions, h.CSRC = false, h.Extensions[:0], h.CSRC[:0]
+		h.PayloadType, h.SequenceNumber, h.Timestamp, h.SSRC = d.pt, seq, ts, d.ssrc
+		l.mu.Lock()
+		l.stampLocked(now, h, 0, true)
+		size := h.MarshalSize() + probePadding
+		_, err := d.writer.WriteRTP(h, nil)
+		l.mu.Unlock()
+		d.sentPackets++ // sender reports count padding packets, with no payload octets
+		if err != nil {
+			break
+		}
+		l.stats.probePackets.Add(1)
+		l.stats.probeBytes.Add(uint64(size))
+		sent += size
+	}
+	return sent
 }

@@ -50,7 +50,8 @@ type UpTrack struct {
 	lastArrival         atomic.Int64  // unix nanos of the newest packet
 	size                atomic.Uint32 // width<<16 | height from the newest keyframe
 	rate                rateMeter
-	levels              LevelRing // audio levels for the speaker detector
+	temporalRate        [3]rateMeter // video: by VP8 temporal layer (TID)
+	levels              LevelRing    // audio levels for the speaker detector
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
@@ -204,6 +205,7 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 			u.stats.Malformed.Add(1)
 			return false
 		}
+		u.temporalRate[min(pkt.VP8.TID, 2)].add(pkt.Arrival, len(raw))
 		pkt.Keyframe = pkt.VP8.IsKeyframe()
 		if pkt.Keyframe {
 			if w, h, ok := media.VP8KeyframeSize(pkt.Payload, &pkt.VP8); ok {
@@ -290,5 +292,31 @@ func (u *UpTrack) Size() (width, height int) {
 	return int(v >> 16), int(v & 0xffff)
 }
 
-// Bitrate is the received bitrate over the last second, in bits per second.
+// Bitrate is the received bitrate over the last two seconds, in bits per second.
 func (u *UpTrack) Bitrate(now time.Time) int { return u.rate.bitrate(now) }
+
+// nominalTemporalShare is the usual share of an L1T3 stream's rate up to each
+// temporal layer, used while the layers are not measured.
+var nominalTemporalShare = [3]float64{0.4, 0.6, 1}
+
+// TemporalBitrates are the rates of forwarding temporal layers 0..t (cumulative)
+// for t = 0, 1, 2, in bits per second. Temporal layers are measured only while
+// someone receives the encoding (others are dropped before parsing); until then
+// the total is split in the usual L1T3 proportions. A stream without temporal
+// layers has everything in layer 0.
+func (u *UpTrack) TemporalBitrates(now time.Time) [3]int {
+	total := u.rate.bitrate(now)
+	var tl [3]int
+	sum := 0
+	for i := range tl {
+		sum += u.temporalRate[i].bitrate(now)
+		tl[i] = sum
+	}
+	if sum*2 >= total && sum > 0 {
+		return tl
+	}
+	for i := range tl {
+		tl[i] = int(nominalTemporalShare[i] * float64(total))
+	}
+	return tl
+}

@@ -355,7 +355,7 @@ func (s *source) nack(enc int, seqs []uint16, now time.Time) {
 	}
 	v := s.video[enc]
 	for _, seq := range seqs {
-		n, ok := v.cache.Resend(seq, v.resend, now, resendWindow)
+		n, ok := v.cache.Resend(seq, v.resend, now, resendWindow, 0)
 		if !ok || n < 5 {
 			continue
 		}

@@ -45,9 +45,10 @@ type Cache struct {
 }
 
 type slot struct {
-	ext    uint64 // extended sequence number held; 0 = empty
-	n      int
-	sentAt time.Time
+	ext      uint64 // extended sequence number held; 0 = empty
+	n        int
+	storedAt time.Time // first sent
+	sentAt   time.Time // last sent
 }
 
 // origin is the extended number of the first stored packet's cycle. It keeps
@@ -117,7 +118,7 @@ func (c *Cache) Store(seq uint16, pkt []byte, now time.Time) error {
 	i := ext & c.mask
 	off := int(i) * c.slotSize
 	copy(c.buf[off:off+c.slotSize], pkt)
-	c.slots[i] = slot{ext: ext, n: len(pkt), sentAt: now}
+	c.slots[i] = slot{ext: ext, n: len(pkt), storedAt: now, sentAt: now}
 	return nil
 }
 
@@ -164,12 +165,14 @@ func (c *Cache) MarkResent(seq uint16, now time.Time) bool {
 }
 
 // Resend answers one NACKed packet: it copies packet seq into dst and marks
-// it resent at now, unless the packet was (re)sent less than rtt before now.
-// A NACK that soon was sent before the receiver could have seen the last
-// copy, so resending would only duplicate it (thesis ch. 8).
-func (c *Cache) Resend(seq uint16, dst []byte, now time.Time, rtt time.Duration) (n int, ok bool) {
+// it resent at now, unless the packet was (re)sent less than rtt before now,
+// or first stored more than maxAge before now (0: no limit). A NACK that soon
+// was sent before the receiver could have seen the last copy, so resending
+// would only duplicate it (thesis ch. 8); a packet that old arrives too late
+// to be played, so resending it only adds to a congested link.
+func (c *Cache) Resend(seq uint16, dst []byte, now time.Time, rtt, maxAge time.Duration) (n int, ok bool) {
 	s := c.lookup(seq)
-	if s == nil || len(dst) < s.n || now.Sub(s.sentAt) < rtt {
+	if s == nil || len(dst) < s.n || now.Sub(s.sentAt) < rtt || maxAge > 0 && now.Sub(s.storedAt) > maxAge {
 		return 0, false
 	}
 	s.sentAt = now

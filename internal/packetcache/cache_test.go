@@ -197,24 +197,42 @@ func TestResend(t *testing.T) {
 	dst := make([]byte, 16)
 	mustStore(t, c, 5, pkt(5, 4), ms(0))
 
-	if _, ok := c.Resend(5, dst, ms(50), rtt); ok {
+	if _, ok := c.Resend(5, dst, ms(50), rtt, 0); ok {
 		t.Fatal("resent within one RTT of the first send")
 	}
-	if n, ok := c.Resend(5, dst, ms(100), rtt); !ok || !bytes.Equal(dst[:n], pkt(5, 4)) {
+	if n, ok := c.Resend(5, dst, ms(100), rtt, 0); !ok || !bytes.Equal(dst[:n], pkt(5, 4)) {
 		t.Fatalf("Resend after one RTT = % x %v", dst[:n], ok)
 	}
-	if _, ok := c.Resend(5, dst, ms(150), rtt); ok {
+	if _, ok := c.Resend(5, dst, ms(150), rtt, 0); ok {
 		t.Fatal("resent within one RTT of the last resend")
 	}
 	if !c.MarkResent(5, ms(300)) {
 		t.Fatal("MarkResent of a cached packet failed")
 	}
 	wantPacket(t, c, 5, 4, ms(300))
-	if _, ok := c.Resend(6, dst, ms(1000), rtt); ok {
+	if _, ok := c.Resend(6, dst, ms(1000), rtt, 0); ok {
 		t.Fatal("resent a packet never stored")
 	}
 	if c.MarkResent(6, ms(1000)) {
 		t.Fatal("MarkResent of a packet never stored")
+	}
+}
+
+// TestResendMaxAge: the age limit counts from the first send, so resends do not
+// keep a packet answerable forever.
+func TestResendMaxAge(t *testing.T) {
+	const maxAge = 300 * time.Millisecond
+	c := newCache(t, 8, 16)
+	dst := make([]byte, 16)
+	mustStore(t, c, 5, pkt(5, 4), ms(0))
+	if _, ok := c.Resend(5, dst, ms(200), 0, maxAge); !ok {
+		t.Fatal("a packet younger than maxAge was not resent")
+	}
+	if _, ok := c.Resend(5, dst, ms(301), 0, maxAge); ok {
+		t.Fatal("a packet first sent more than maxAge ago was resent")
+	}
+	if _, ok := c.Resend(5, dst, ms(301), 0, 0); !ok {
+		t.Fatal("maxAge 0 must mean no limit")
 	}
 }
 
@@ -276,7 +294,7 @@ func TestAllocs(t *testing.T) {
 		_ = c.Store(seq, p, t0)
 		_, _, _ = c.Get(seq-3, dst)
 		_ = c.MarkResent(seq-3, t0)
-		_, _ = c.Resend(seq-5, dst, t0, time.Millisecond)
+		_, _ = c.Resend(seq-5, dst, t0, time.Millisecond, 0)
 		seq++
 	})
 	if a != 0 {

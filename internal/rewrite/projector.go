@@ -54,6 +54,9 @@ type Projector struct {
 
 	hasLast bool
 	last    lastOutput
+	// atFrameEnd: the newest packet taken in order ended a frame, so padding
+	// can go between it and the next frame.
+	atFrameEnd bool
 	// TL0PICIDX and KEYIDX of the newest packet taken in order, forwarded
 	// or not: the next segment continues above them, so that no late frame
 	// of this one can share its values.
@@ -202,6 +205,7 @@ func (p *Projector) start(now time.Time, encoding int, in *packet) {
 		key = p.topKey + 1
 	}
 	p.seq.reset(in.seq, seq)
+	p.atFrameEnd = false
 	p.tsOffset = ts - in.ts
 	p.frames.on = false
 	if in.hasPID {
@@ -266,6 +270,9 @@ func (p *Projector) project(now time.Time, in *packet) (Output, bool) {
 	if !forward {
 		p.seq.drop(ext, inOrder)
 		return noOutput, false
+	}
+	if inOrder {
+		p.atFrameEnd = in.marker
 	}
 	out := Output{
 		SequenceNumber: p.seq.forward(ext, inOrder),
@@ -349,4 +356,20 @@ func (p *Projector) checkTimestamp(now time.Time, in *packet) {
 	if p.hasLast && tsJumped(in.ts+p.tsOffset, p.last.ts, elapsed) {
 		p.tsOffset = p.last.ts + advanceBy(elapsed) - in.ts
 	}
+}
+
+// Padding reserves the next output sequence number for a padding-only packet
+// (a bandwidth probe) and returns it with the newest forwarded timestamp. It
+// refuses (ok false) unless an encoding is being forwarded and its newest
+// packet ended a frame: padding never lands inside a frame, where a receiver
+// would take the skipped number for a lost packet of it. Later packets, and
+// the next segment, continue after the padding.
+func (p *Projector) Padding() (seq uint16, ts uint32, ok bool) {
+	if p.current < 0 || !p.hasLast || !p.atFrameEnd {
+		return 0, 0, false
+	}
+	seq = p.seq.next()
+	p.seq.offset++
+	p.last.seq = seq
+	return seq, p.last.ts, true
 }

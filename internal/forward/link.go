@@ -1,0 +1,252 @@
+package forward
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+
+	"github.com/podium-sfu/podium/internal/algo/bwe"
+)
+
+const (
+	// retransmitShare of the estimate is what NACK answers may take: after a
+	// capacity drop, answering every NACK floods the link with the backlog and
+	// the loss feeds itself.
+	retransmitShare = 0.2
+	// retransmitBurst is the retransmission budget that can build up, in time at
+	// that share: enough for a lost frame, not for a backlog.
+	retransmitBurst = 250 * time.Millisecond
+	// minRetransmitBurst lets a few packets through even at a tiny estimate.
+	minRetransmitBurst = 3 * 1200
+	// retransmitMinAge and retransmitRTTs size the retransmission window by RTT:
+	// a packet first sent longer ago than max(min, RTTs × RTT) would arrive too
+	// late to be played.
+	retransmitMinAge = 300 * time.Millisecond
+	retransmitRTTs   = 4
+
+	// probeTick is the pacing step while a probe cluster runs; idleTick the
+	// check for timeouts and new clusters otherwise.
+	probeTick = 5 * time.Millisecond
+	idleTick  = 50 * time.Millisecond
+	// maxProbeDebt bounds the padding owed when no video could carry it (no
+	// frame boundary yet): probes are sent at their rate, not caught up in bursts.
+	maxProbeDebt = 4 * probeTick
+)
+
+// Link is one receiver's subscribe connection as congestion control sees it:
+// the transport-wide sequence shared by all its DownTracks, the send-side
+// bandwidth estimator fed by what they send and by the receiver's feedback, the
+// retransmission budget, and the probe pacer (Run).
+type Link struct {
+	// mu is a leaf lock, taken inside DownTrack.mu and held across the write to
+	// pion, so that transport-wide sequence order is send order.
+	mu        sync.Mutex
+	extID     uint8   // negotiated transport-cc header extension id (0: none)
+	seq       uint16  // last transport-wide sequence number sent
+	extBuf    [2]byte // the extension's payload for the write in progress
+	est       *bwe.Estimator
+	fb        bwe.Feedback // reused between reports
+	rtxTokens float64      // bytes of retransmission allowed now
+	rtxAt     time.Time
+	probeDebt float64 // bytes of probe padding owed
+	probeAt   time.Time
+
+	estimate atomic.Int64 // bits/s, readable without mu
+	desired  atomic.Int64 // what the allocator would send with no limit, bits/s
+	rtt      atomic.Int64 // nanoseconds; 0: unknown
+	downs    atomic.Pointer[[]*DownTrack]
+	stats    linkCounters
+}
+
+type linkCounters struct {
+	feedbacks, malformed     atomic.Uint64
+	probePackets, probeBytes atomic.Uint64
+	retransmits, overBudget  atomic.Uint64
+	skipped                  atomic.Uint64
+}
+
+// LinkStats are a Link's counters and estimator state, for stats and metrics.
+type LinkStats struct {
+	Estimator          bwe.Stats
+	Feedbacks          uint64 // transport-wide feedback reports taken
+	MalformedFeedback  uint64
+	ProbePackets       uint64 // padding sent for probes
+	ProbeBytes         uint64
+	Retransmits        uint64 // NACK answers sent
+	RetransmitsDropped uint64 // NACK answers not sent: over the retransmission budget
+	RetransmitsSkipped uint64 // NACKs not answered: packet not cached, older than the window, or resent less than an RTT ago
+}
+
+// NewLink returns a link whose estimator starts from cfg.
+func NewLink(cfg bwe.Config) *Link {
+	l := &Link{est: bwe.New(cfg)}
+	l.estimate.Store(int64(l.est.Estimate()))
+	l.downs.Store(&[]*DownTrack{})
+	return l
+}
+
+// Estimate is the current send-side bandwidth estimate in bits per second.
+func (l *Link) Estimate() int { return int(l.estimate.Load()) }
+
+// SetDesired tells the prober what the receiver's videos would take with no
+// bandwidth limit: probes run only while that is above the estimate.
+func (l *Link) SetDesired(bps int) { l.desired.Store(int64(bps)) }
+
+// SetRTT records the connection's round-trip time (from ICE).
+func (l *Link) SetRTT(d time.Duration) { l.rtt.Store(int64(d)) }
+
+// Stats reads the link's counters and estimator state.
+func (l *Link) Stats() LinkStats {
+	l.mu.Lock()
+	est := l.est.Stats()
+	l.mu.Unlock()
+	c := &l.stats
+	return LinkStats{
+		Estimator: est, Feedbacks: c.feedbacks.Load(), MalformedFeedback: c.malformed.Load(),
+		ProbePackets: c.probePackets.Load(), ProbeBytes: c.probeBytes.Load(),
+		Retransmits: c.retransmits.Load(), RetransmitsDropped: c.overBudget.Load(), RetransmitsSkipped: c.skipped.Load(),
+	}
+}
+
+// setExtension records the negotiated transport-cc extension id; every packet
+// sent on the connection carries it from then on.
+func (l *Link) setExtension(id uint8) {
+	l.mu.Lock()
+	l.extID = id
+	l.mu.Unlock()
+}
+
+// addDown and removeDown keep the video DownTracks that can carry probe padding.
+func (l *Link) addDown(d *DownTrack) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := *l.downs.Load()
+	next := append(append(make([]*DownTrack, 0, len(old)+1), old...), d)
+	l.downs.Store(&next)
+}
+
+func (l *Link) removeDown(d *DownTrack) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := *l.downs.Load()
+	next := make([]*DownTrack, 0, len(old))
+	for _, x := range old {
+		if x != d {
+			next = append(next, x)
+		}
+	}
+	l.downs.Store(&next)
+}
+
+// stampLocked gives h the next transport-wide sequence number and records the
+// send with the estimator; the caller holds mu until the packet is written.
+func (l *Link) stampLocked(now time.Time, h *rtp.Header, payload int, probe bool) {
+	if l.extID == 0 {
+		return
+	}
+	l.seq++
+	binary.BigEndian.PutUint16(l.extBuf[:], l.seq)
+	if h.SetExtension(l.extID, l.extBuf[:]) != nil {
+		return
+	}
+	l.est.OnSent(now, l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
+}
+
+// handleRTCP takes the congestion control feedback among a receiver's RTCP.
+func (l *Link) handleRTCP(now time.Time, p rtcp.Packet) {
+	switch p := p.(type) {
+	case *rtcp.TransportLayerCC:
+		l.mu.Lock()
+		if err := bwe.FromTransportCC(&l.fb, p); err != nil {
+			l.mu.Unlock()
+			l.stats.malformed.Add(1)
+			return
+		}
+		l.est.OnFeedback(now, l.fb)
+		l.estimate.Store(int64(l.est.Estimate()))
+		l.mu.Unlock()
+		l.stats.feedbacks.Add(1)
+	case *rtcp.ReceiverEstimatedMaximumBitrate:
+		l.mu.Lock()
+		l.est.OnREMB(now, int(min(p.Bitrate, float32(1<<31-1))))
+		l.estimate.Store(int64(l.est.Estimate()))
+		l.mu.Unlock()
+	}
+}
+
+// retransmitWindow is how old a packet may be and still be resent, and how
+// soon after its last send a NACK for it is ignored (one RTT: the receiver
+// cannot have seen that copy yet).
+func (l *Link) retransmitWindow() (rtt, maxAge time.Duration) {
+	rtt = time.Duration(l.rtt.Load())
+	return rtt, max(retransmitMinAge, retransmitRTTs*rtt)
+}
+
+// allowRetransmitLocked spends bytes of the retransmission budget, refilled
+// at retransmitShare of the estimate.
+func (l *Link) allowRetransmitLocked(now time.Time, bytes int) bool {
+	rate := retransmitShare * float64(l.est.Estimate()) / 8 // bytes per second
+	burst := max(rate*retransmitBurst.Seconds(), minRetransmitBurst)
+	if l.rtxAt.IsZero() {
+		l.rtxTokens = burst
+	} else if dt := now.Sub(l.rtxAt); dt > 0 {
+		l.rtxTokens = min(burst, l.rtxTokens+rate*dt.Seconds())
+	}
+	l.rtxAt = now
+	if l.rtxTokens < float64(bytes) {
+		l.stats.overBudget.Add(1)
+		return false
+	}
+	l.rtxTokens -= float64(bytes)
+	return true
+}
+
+// Run paces probe padding and drives the estimator's timeouts until done is
+// closed.
+func (l *Link) Run(done <-chan struct{}) {
+	t := time.NewTimer(idleTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			t.Reset(l.tick(now))
+		}
+	}
+}
+
+// tick is one pacer step; it returns when the next is due.
+func (l *Link) tick(now time.Time) time.Duration {
+	l.mu.Lock()
+	if to := l.est.NextTimeout(); !to.IsZero() && !now.Before(to) {
+		l.est.HandleTimeout(now)
+	}
+	rate, ok := l.est.ProbeWanted(now, int(l.desired.Load()))
+	l.estimate.Store(int64(l.est.Estimate()))
+	if !ok {
+		l.probeDebt, l.probeAt = 0, now
+		l.mu.Unlock()
+		return idleTick
+	}
+	dt := min(max(now.Sub(l.probeAt), 0), maxProbeDebt)
+	l.probeAt = now
+	debt := min(l.probeDebt+float64(rate)/8*dt.Seconds(), float64(rate)/8*maxProbeDebt.Seconds())
+	l.mu.Unlock()
+
+	// Padding is written by the DownTracks, which lock themselves before mu.
+	for _, d := range *l.downs.Load() {
+		if debt <= 0 {
+			break
+		}
+		debt -= float64(d.pad(now, int(debt)))
+	}
+	l.mu.Lock()
+	l.probeDebt = debt
+	l.mu.Unlock()
+	return probeTick
+}
