@@ -73,6 +73,8 @@ function setup(extra: Partial<ConferenceOptions> = {}) {
     'video-paused',
     'pinned',
     'layers',
+    'suspended',
+    'bandwidth',
   ];
   for (const t of types) conf.on(t, (e) => events.push([t, e] as Recorded));
 
@@ -1451,5 +1453,98 @@ describe('constraints', () => {
     t.ws().open();
     t.ws().receive(t.welcome([bob]));
     expect(t.ws().sentOfType('constraints')).toEqual([{ type: 'constraints', videos: { pB: stage } }]);
+  });
+});
+
+describe('bandwidth adaptation', () => {
+  const stats = {
+    type: 'stats',
+    estimate: 2_400_000,
+    allocated: 1_800_000,
+    switches: 3,
+    videos: {
+      pB: { encoding: 2, temporal: 2, bitrate: 1_500_000, suspended: false },
+      pC: { encoding: -1, temporal: 0, bitrate: 0, suspended: true },
+    },
+  };
+  const body = { estimate: stats.estimate, allocated: stats.allocated, switches: stats.switches, videos: stats.videos };
+
+  it('tracks the suspended videos, with an event per change', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pC'], lastN: 2 });
+    expect(t.conf.suspended).toEqual([]);
+    t.ws().receive({ type: 'suspended', ids: ['pC'] });
+    expect(t.conf.suspended).toEqual(['pC']);
+    expect(t.conf.isSuspended('pC')).toBe(true);
+    expect(t.conf.isSuspended('pB')).toBe(false);
+    t.ws().receive({ type: 'suspended', ids: ['pC'] }); // no change, no event
+    t.ws().receive({ type: 'suspended', ids: ['pB', 'pC'] });
+    t.ws().receive({ type: 'suspended', ids: ['pC', 'pB'] }); // same set
+    t.ws().receive({ type: 'suspended', ids: null }); // Go's nil slice: none
+    expect(t.conf.suspended).toEqual([]);
+    t.ws().receive({ type: 'suspended', ids: 'pB' }); // malformed: ignored
+    expect(t.conf.suspended).toEqual([]);
+    expect(t.of('suspended')).toEqual([{ ids: ['pC'] }, { ids: ['pB', 'pC'] }, { ids: [] }]);
+    // the getter hands out copies
+    t.ws().receive({ type: 'suspended', ids: ['pB'] });
+    t.conf.suspended.push('pX');
+    expect(t.conf.suspended).toEqual(['pB']);
+    // nothing is sent back
+    expect(t.ws().sent.map((m) => m['type'])).not.toContain('suspended');
+  });
+
+  it('keeps the latest stats and emits every one', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    expect(t.conf.bandwidth).toBeNull();
+    t.ws().receive(stats);
+    expect(t.conf.bandwidth).toEqual(body);
+    t.ws().receive(stats); // periodic: the same figures are a new sample
+    const lower = { ...stats, estimate: 600_000, allocated: 450_000, switches: 4 };
+    t.ws().receive(lower);
+    t.ws().receive({ ...stats, estimate: -1 }); // malformed: ignored
+    expect(t.conf.bandwidth).toEqual({ ...body, estimate: 600_000, allocated: 450_000, switches: 4 });
+    expect(t.of('bandwidth')).toEqual([
+      { stats: body },
+      { stats: body },
+      { stats: { ...body, estimate: 600_000, allocated: 450_000, switches: 4 } },
+    ]);
+    // copies: neither the getter's nor an event's value changes the state
+    const got = t.conf.bandwidth;
+    if (!got?.videos['pB']) throw new Error('no stats');
+    got.videos['pB'].encoding = 0;
+    got.estimate = 1;
+    const ev = t.of('bandwidth')[2]?.stats;
+    if (!ev?.videos['pB']) throw new Error('no event');
+    ev.videos['pB'].encoding = 0;
+    expect(t.conf.bandwidth?.videos['pB']?.encoding).toBe(2);
+    expect(t.conf.bandwidth?.estimate).toBe(600_000);
+  });
+
+  it('starts a new session with nothing suspended and no stats', async () => {
+    const t = setup();
+    await t.connect([bob, carol]);
+    t.ws().receive({ type: 'suspended', ids: ['pC'] });
+    t.ws().receive(stats);
+    t.ws().serverClose(1006);
+    // until the new welcome the last word stands
+    expect(t.conf.suspended).toEqual(['pC']);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([bob, carol]));
+    await flush();
+    expect(t.conf.suspended).toEqual([]);
+    expect(t.conf.bandwidth).toBeNull();
+    expect(t.of('suspended')).toEqual([{ ids: ['pC'] }, { ids: [] }]);
+    expect(t.of('bandwidth')).toEqual([{ stats: body }, { stats: null }]);
+    // a fresh welcome without any of it emits nothing more
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive(t.welcome([bob, carol]));
+    await flush();
+    expect(t.of('suspended')).toHaveLength(2);
+    expect(t.of('bandwidth')).toHaveLength(2);
   });
 });

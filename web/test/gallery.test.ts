@@ -1,14 +1,16 @@
 // @vitest-environment happy-dom
 // The conference page's tiles, driven by a Conference on the fake WebSocket and
 // peer connections: stage, speaking, forwarded, pins (click to pin / unpin),
-// paused video, and the Last N control.
+// paused video, the Last N control, and bandwidth adaptation (suspended
+// videos, layers, the estimate and the log of `stats` for the test hooks).
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { Conference } from '../src/protocol';
 import type { Participant } from '../src/protocol/messages';
 import { Gallery, type GalleryOptions } from '../src/ui/gallery';
+import { BandwidthLog, bandwidthIndicator, formatBitrate } from '../src/ui/bandwidth';
 import { lastNControl } from '../src/ui/lastn';
-import { PAUSED_TEXT } from '../src/ui/tile';
+import { PAUSED_TEXT, SUSPENDED_TEXT } from '../src/ui/tile';
 import { asStream, FakeClock, FakePeerConnection, FakeStream, FakeTrack, FakeWebSocket, flush } from './fakes';
 
 const bob: Participant = { id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false };
@@ -279,6 +281,157 @@ describe('last N control', () => {
     expect(select.value).toBe('4');
     t.ws().receive({ type: 'room', lastN: 8, onStage: [] });
     expect(label.querySelector('.hint')?.textContent).toBe('room max 8');
+  });
+});
+
+describe('bandwidth adaptation', () => {
+  const stats = (estimate: number, videos: Record<string, unknown> = {}) => ({
+    type: 'stats',
+    estimate,
+    allocated: Math.round(estimate * 0.75),
+    switches: 3,
+    videos,
+  });
+
+  it('shows a suspended video as a paused name tile until it comes back', async () => {
+    const t = await setup();
+    const video = (id: string) => t.tile(id).querySelector('video') as HTMLVideoElement;
+    const note = (id: string) => t.tile(id).querySelector<HTMLElement>('.suspended-note');
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pC'], lastN: 2 });
+    expect(document.querySelectorAll('.tile.suspended')).toHaveLength(0);
+    expect(note('pB')?.hidden).toBe(true);
+    expect(t.local().querySelector('.suspended-note')).toBeNull();
+
+    // pD is not forwarded: it stays a plain name tile, without the bandwidth note
+    t.ws().receive({ type: 'suspended', ids: ['pB', 'pD'] });
+    expect(t.tile('pB').classList.contains('suspended')).toBe(true);
+    expect(note('pB')?.hidden).toBe(false);
+    expect(note('pB')?.textContent).toBe(SUSPENDED_TEXT);
+    expect(video('pB').hidden).toBe(false); // invisible by CSS, still measured
+    expect(t.tile('pC').classList.contains('suspended')).toBe(false);
+    expect(t.tile('pD').classList.contains('suspended')).toBe(false);
+    expect(note('pD')?.hidden).toBe(true);
+    expect(t.stageIds()).toEqual(['pB']); // the stage does not move for it
+
+    // pD becomes forwarded while suspended
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pC', 'pD'], lastN: 3 });
+    expect(t.tile('pD').classList.contains('suspended')).toBe(true);
+
+    t.ws().receive({ type: 'suspended', ids: [] });
+    expect(document.querySelectorAll('.tile.suspended')).toHaveLength(0);
+    expect(note('pB')?.hidden).toBe(true);
+    expect(note('pD')?.hidden).toBe(true);
+  });
+
+  it('keeps reporting a suspended video as it is shown', async () => {
+    const measure = (el: HTMLElement) =>
+      el.closest('.spotlight') ? { width: 640, height: 360 } : { width: 192, height: 108 };
+    const t = await setup([bob, carol], { measure, pixelRatio: () => 1 });
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pC'], lastN: 2 });
+    t.clock.advance(200);
+    const before = t.ws().sentOfType('constraints').length;
+    t.ws().receive({ type: 'suspended', ids: ['pB'] });
+    t.clock.advance(1000);
+    expect(t.ws().sentOfType('constraints')).toHaveLength(before);
+    expect(t.conference.constraintsSent['pB']).toEqual({ width: 640, height: 360, role: 'stage' });
+  });
+
+  it('shows the layer received on each forwarded video', async () => {
+    const t = await setup();
+    const layer = (id: string) => t.tile(id).querySelector<HTMLElement>('.layer');
+    expect(layer('pB')?.hidden).toBe(true);
+    expect(t.local().querySelector('.layer')).toBeNull();
+    t.ws().receive({ type: 'forwarded', ids: ['pB', 'pC'], lastN: 2 });
+    t.ws().receive(
+      stats(2_400_000, {
+        pB: { encoding: 2, temporal: 1, bitrate: 1_500_000, suspended: false },
+        pC: { encoding: -1, temporal: 0, bitrate: 0, suspended: true },
+      }),
+    );
+    expect(layer('pB')?.hidden).toBe(false);
+    expect(layer('pB')?.textContent).toBe('L2T1');
+    expect(layer('pB')?.title).toContain('1.5 Mb/s');
+    expect(layer('pC')?.hidden).toBe(true); // no encoding
+    expect(layer('pD')?.hidden).toBe(true); // no entry
+    // suspended: the stale layer goes
+    t.ws().receive({ type: 'suspended', ids: ['pB'] });
+    expect(layer('pB')?.hidden).toBe(true);
+    t.ws().receive({ type: 'suspended', ids: [] });
+    expect(layer('pB')?.textContent).toBe('L2T1');
+    t.ws().receive(stats(2_400_000, { pB: { encoding: 0, temporal: 2, bitrate: 150_000, suspended: false } }));
+    expect(layer('pB')?.textContent).toBe('L0T2');
+  });
+
+  it('shows the downlink estimate once there is one', async () => {
+    const t = await setup();
+    const el = bandwidthIndicator(t.conference);
+    document.body.append(el);
+    expect(el.classList.contains('bandwidth')).toBe(true);
+    expect(el.hidden).toBe(true);
+    t.ws().receive(stats(0)); // no estimate yet
+    expect(el.hidden).toBe(true);
+    t.ws().receive(stats(2_400_000));
+    expect(el.hidden).toBe(false);
+    expect(el.textContent).toBe('↓ 2.4 Mb/s');
+    expect(el.title).toContain('1.8 Mb/s');
+    expect(el.title).toContain('3');
+    t.ws().receive(stats(850_000));
+    expect(el.textContent).toBe('↓ 850 kb/s');
+    // a new session has no estimate until its first stats
+    t.ws().serverClose(1006);
+    t.clock.advance(300);
+    t.ws().open();
+    t.ws().receive({
+      type: 'welcome',
+      version: 1,
+      id: 'pA',
+      room: 'standup',
+      resume: { id: 'pA', secret: 's' },
+      participants: [bob],
+      iceServers: [],
+    });
+    await flush();
+    expect(el.hidden).toBe(true);
+  });
+
+  it('formats bit rates', () => {
+    expect(formatBitrate(2_400_000)).toBe('2.4 Mb/s');
+    expect(formatBitrate(1_000_000)).toBe('1.0 Mb/s');
+    expect(formatBitrate(999_499)).toBe('999 kb/s');
+    expect(formatBitrate(999_600)).toBe('1.0 Mb/s');
+    expect(formatBitrate(999.6)).toBe('1 kb/s');
+    expect(formatBitrate(150_000)).toBe('150 kb/s');
+    expect(formatBitrate(900)).toBe('900 b/s');
+    expect(formatBitrate(0)).toBe('0 b/s');
+  });
+
+  it('logs every stats message with its arrival time, the last ones only', async () => {
+    const t = await setup();
+    const log = new BandwidthLog(t.conference, () => t.clock.now(), 3);
+    expect(log.list()).toEqual([]);
+    const start = t.clock.now();
+    for (let i = 1; i <= 5; i++) {
+      t.ws().receive(stats(i * 100_000, { pB: { encoding: i % 3, temporal: 2, bitrate: 1000 * i, suspended: false } }));
+      t.clock.advance(1000);
+    }
+    t.ws().receive({ type: 'suspended', ids: ['pB'] }); // not a stats message
+    const list = log.list();
+    expect(list.map((e) => [e.at - start, e.estimate])).toEqual([
+      [2000, 300_000],
+      [3000, 400_000],
+      [4000, 500_000],
+    ]);
+    expect(list[2]).toEqual({
+      at: start + 4000,
+      estimate: 500_000,
+      allocated: 375_000,
+      switches: 3,
+      videos: { pB: { encoding: 2, temporal: 2, bitrate: 5000, suspended: false } },
+    });
+    // copies
+    const first = list[0]?.videos['pB'];
+    if (first) first.encoding = 9;
+    expect(log.list()[0]?.videos['pB']?.encoding).toBe(0);
   });
 });
 

@@ -59,6 +59,28 @@ describe('parseServerMessage', () => {
       [{ type: 'room', lastN: 4, onStage: ['p1c2d3e4f'] }, { type: 'room', lastN: 4, onStage: ['p1c2d3e4f'] }],
       [{ type: 'layers', active: ['q', 'f'] }, { type: 'layers', active: ['q', 'f'] }],
       [{ type: 'layers', active: [] }, { type: 'layers', active: [] }],
+      [{ type: 'suspended', ids: ['p1c2d3e4f'] }, { type: 'suspended', ids: ['p1c2d3e4f'] }],
+      [{ type: 'suspended', ids: [] }, { type: 'suspended', ids: [] }],
+      [
+        {
+          type: 'stats',
+          estimate: 2400000,
+          allocated: 1800000,
+          switches: 3,
+          videos: { p1c2d3e4f: { encoding: 2, temporal: 2, bitrate: 1500000, suspended: false } },
+        },
+        {
+          type: 'stats',
+          estimate: 2400000,
+          allocated: 1800000,
+          switches: 3,
+          videos: { p1c2d3e4f: { encoding: 2, temporal: 2, bitrate: 1500000, suspended: false } },
+        },
+      ],
+      [
+        { type: 'stats', estimate: 0, allocated: 0, switches: 0, videos: { p9: { encoding: -1, temporal: 0, bitrate: 0, suspended: true } } },
+        { type: 'stats', estimate: 0, allocated: 0, switches: 0, videos: { p9: { encoding: -1, temporal: 0, bitrate: 0, suspended: true } } },
+      ],
     ];
     for (const [input, want] of cases) {
       expect(parseServerMessage(JSON.stringify(input))).toEqual(want);
@@ -90,6 +112,14 @@ describe('parseServerMessage', () => {
       '{"type":"candidate","pc":"publish"}',
       '{"type":"participant-left"}',
       '{"type":"participant-joined","participant":{"id":"p1"}}',
+      '{"type":"suspended","ids":"p1"}',
+      '{"type":"suspended","ids":{}}',
+      '{"type":"stats","estimate":-1,"allocated":0,"switches":0,"videos":{}}',
+      '{"type":"stats","estimate":"2400000","allocated":0,"switches":0,"videos":{}}',
+      '{"type":"stats","estimate":1,"allocated":1e999,"switches":0,"videos":{}}',
+      '{"type":"stats","estimate":1,"allocated":1,"switches":true,"videos":{}}',
+      '{"type":"stats","estimate":1,"allocated":1,"switches":0,"videos":[]}',
+      '{"type":"stats","estimate":1,"allocated":1,"switches":0,"videos":"p1"}',
     ];
     for (const b of bad) expect(parseServerMessage(b), b).toBeUndefined();
   });
@@ -130,5 +160,52 @@ describe('parseServerMessage', () => {
     expect(parseServerMessage('{"type":"pause-video","extra":1}')).toEqual({ type: 'pause-video' });
     expect(parseServerMessage('{"type":"layers","active":null}')).toEqual({ type: 'layers', active: [] });
     expect(parseServerMessage('{"type":"layers","active":["f",1,"","f","q"]}')).toEqual({ type: 'layers', active: ['f', 'q'] });
+    expect(parseServerMessage('{"type":"suspended","ids":null}')).toEqual({ type: 'suspended', ids: [] });
+    expect(parseServerMessage('{"type":"suspended"}')).toEqual({ type: 'suspended', ids: [] });
+    expect(parseServerMessage('{"type":"suspended","ids":["a",2,"","a","b"]}')).toEqual({ type: 'suspended', ids: ['a', 'b'] });
+  });
+
+  it('keeps the valid entries of stats and fills in what Go may leave out', () => {
+    // a nil map encodes as null; missing numbers are "none"
+    expect(parseServerMessage('{"type":"stats","videos":null}')).toEqual({
+      type: 'stats',
+      estimate: 0,
+      allocated: 0,
+      switches: 0,
+      videos: {},
+    });
+    const m = parseServerMessage(
+      JSON.stringify({
+        type: 'stats',
+        estimate: 900000,
+        allocated: 750000,
+        switches: 1,
+        future: true,
+        videos: {
+          ok: { encoding: 0, temporal: 1, bitrate: 150000, suspended: false, extra: 'x' },
+          partial: { encoding: 1 },
+          '': { encoding: 0, temporal: 0, bitrate: 0, suspended: false },
+          notObject: 3,
+          badEncoding: { encoding: -2, temporal: 0, bitrate: 0 },
+          fractional: { encoding: 1.5, temporal: 0, bitrate: 0 },
+          badBitrate: { encoding: 0, temporal: 0, bitrate: -5 },
+          badTemporal: { encoding: 0, temporal: 'x', bitrate: 0 },
+        },
+      }),
+    );
+    expect(m).toEqual({
+      type: 'stats',
+      estimate: 900000,
+      allocated: 750000,
+      switches: 1,
+      videos: {
+        ok: { encoding: 0, temporal: 1, bitrate: 150000, suspended: false },
+        partial: { encoding: 1, temporal: -1, bitrate: 0, suspended: false },
+      },
+    });
+    // an id that is also an Object.prototype name stays plain data
+    const proto = parseServerMessage('{"type":"stats","videos":{"__proto__":{"encoding":1,"temporal":0,"bitrate":1}}}');
+    expect(proto?.type === 'stats' && Object.hasOwn(proto.videos, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(proto?.type === 'stats' ? proto.videos : null)).toBe(Object.prototype);
   });
 });

@@ -30,6 +30,7 @@ import {
   isLastN,
   parseServerMessage,
   PROTOCOL_VERSION,
+  type BandwidthStats,
   type ClientMessage,
   type ErrorMessage,
   type JoinMessage,
@@ -145,6 +146,16 @@ export interface ConferenceEvents {
    * all of them (before the first `layers` of a session).
    */
   layers: { active: string[] | null };
+  /**
+   * The forwarded videos the SFU stopped sending us for lack of bandwidth
+   * (`suspended`); emitted when the set changes, and emptied by a new session.
+   */
+  suspended: { ids: string[] };
+  /**
+   * The SFU's bandwidth estimate and allocation for us (`stats`), on every
+   * message; null when a new session starts (the old figures no longer apply).
+   */
+  bandwidth: { stats: BandwidthStats | null };
 }
 
 export interface Logger {
@@ -258,6 +269,10 @@ export class Conference {
   private paused = false;
   /** RIDs from the last `layers` of this session; null = all encodings. */
   private activeRids: Set<string> | null = null;
+  /** Forwarded videos suspended for lack of bandwidth (last `suspended` of this session). */
+  private suspendedIds: string[] = [];
+  /** The last `stats` of this session; null before the first. */
+  private bandwidthStats: BandwidthStats | null = null;
   /** Our constraints per remote participant (setConstraints), re-sent in full after every welcome. */
   private readonly wantedConstraints = new Map<string, VideoConstraint>();
   /** What the server was told in this session (the merge of our `constraints` messages). */
@@ -370,6 +385,24 @@ export class Conference {
    */
   get videoLayers(): string[] | null {
     return this.activeRids ? [...this.activeRids] : null;
+  }
+
+  /**
+   * Ids of forwarded videos the SFU suspended for lack of bandwidth, from the
+   * last `suspended` of this session (empty until one arrives).
+   */
+  get suspended(): string[] {
+    return [...this.suspendedIds];
+  }
+
+  /** Whether the SFU suspended this participant's video for lack of bandwidth. */
+  isSuspended(participantId: string): boolean {
+    return this.suspendedIds.includes(participantId);
+  }
+
+  /** The SFU's bandwidth estimate and allocation from the last `stats` of this session; null before one. */
+  get bandwidth(): BandwidthStats | null {
+    return this.bandwidthStats ? copyBandwidth(this.bandwidthStats) : null;
   }
 
   /** Our constraints per remote participant, as given to setConstraints() (participants who left are dropped). */
@@ -735,6 +768,14 @@ export class Conference {
         return;
       case 'layers':
         return this.setLayers(s, new Set(msg.active));
+      case 'suspended':
+        return this.setSuspended(msg.ids);
+      case 'stats': {
+        const { type: _, ...stats } = msg;
+        this.bandwidthStats = stats;
+        this.emitter.emit('bandwidth', { stats: copyBandwidth(stats) });
+        return;
+      }
     }
   }
 
@@ -761,6 +802,12 @@ export class Conference {
       this.emitter.emit('layers', { active: null });
     }
     this.sentConstraints.clear();
+    // The SFU's bandwidth state belongs to the session it was measured in.
+    this.setSuspended([]);
+    if (this.bandwidthStats !== null) {
+      this.bandwidthStats = null;
+      this.emitter.emit('bandwidth', { stats: null });
+    }
 
     const config: PeerConnectionConfig = { iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
@@ -981,6 +1028,13 @@ export class Conference {
       this.emitter.emit('video-paused', { paused });
     }
     this.applySendActive(s);
+  }
+
+  private setSuspended(ids: string[]): void {
+    const prev = new Set(this.suspendedIds);
+    const same = prev.size === ids.length && ids.every((id) => prev.has(id));
+    this.suspendedIds = [...ids];
+    if (!same) this.emitter.emit('suspended', { ids: [...ids] });
   }
 
   private setLayers(s: Session, active: Set<string>): void {
@@ -1219,6 +1273,15 @@ function normalizeConstraint(id: string, c: VideoConstraint): VideoConstraint {
     out.role = c.role;
   }
   return out;
+}
+
+function copyBandwidth(b: BandwidthStats): BandwidthStats {
+  return {
+    estimate: b.estimate,
+    allocated: b.allocated,
+    switches: b.switches,
+    videos: Object.fromEntries(Object.entries(b.videos).map(([id, v]) => [id, { ...v }])),
+  };
 }
 
 function sameConstraint(a: VideoConstraint, b: VideoConstraint): boolean {

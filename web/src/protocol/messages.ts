@@ -241,6 +241,45 @@ export interface LayersMessage {
   active: string[];
 }
 
+/**
+ * The forwarded videos (a subset of the last `forwarded` ids) the SFU stopped
+ * sending us for lack of bandwidth; sent on every change (docs/protocol.md,
+ * "Bandwidth adaptation"). Shown as paused, not as a frozen frame.
+ */
+export interface SuspendedMessage {
+  type: 'suspended';
+  ids: string[];
+}
+
+/** What one forwarded video gets (`stats.videos`). */
+export interface VideoStats {
+  /** Simulcast encoding chosen (0 = lowest); -1 = none. */
+  encoding: number;
+  /** Highest temporal layer chosen. */
+  temporal: number;
+  /** Measured bits/s of that choice. */
+  bitrate: number;
+  /** Off for lack of bandwidth. */
+  suspended: boolean;
+}
+
+/** The SFU's view of our downlink: the body of a `stats` message. */
+export interface BandwidthStats {
+  /** The SFU's send-side bandwidth estimate, bits/s; 0 before the first. */
+  estimate: number;
+  /** Bits/s of the layers chosen for us, audio included. */
+  allocated: number;
+  /** Layer changes made for bandwidth since we joined. */
+  switches: number;
+  /** By source participant id. */
+  videos: Record<string, VideoStats>;
+}
+
+/** About once a second: the SFU's bandwidth estimate and allocation for us. */
+export interface StatsMessage extends BandwidthStats {
+  type: 'stats';
+}
+
 export type ServerMessage =
   | WelcomeMessage
   | OfferMessage
@@ -257,7 +296,9 @@ export type ServerMessage =
   | PauseVideoMessage
   | ResumeVideoMessage
   | RoomMessage
-  | LayersMessage;
+  | LayersMessage
+  | SuspendedMessage
+  | StatsMessage;
 
 export type ServerMessageType = ServerMessage['type'];
 
@@ -360,6 +401,51 @@ function lastNField(o: Obj, k: string): number | undefined {
   return isLastN(v) ? v : undefined;
 }
 
+/** A bit rate or a count: a finite number ≥ 0. */
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}
+
+/** A layer index: an integer ≥ -1 (`-1` = none). */
+function isLayer(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= -1;
+}
+
+/**
+ * A numeric field: a missing one (or `null`) is `missing`, a present but
+ * invalid one makes the caller's value invalid (undefined).
+ */
+function numField(o: Obj, k: string, valid: (v: unknown) => v is number, missing: number): number | undefined {
+  const v = o[k];
+  if (v === undefined || v === null) return missing;
+  return valid(v) ? v : undefined;
+}
+
+function videoStats(v: unknown): VideoStats | undefined {
+  if (!isObj(v)) return undefined;
+  const encoding = numField(v, 'encoding', isLayer, -1);
+  const temporal = numField(v, 'temporal', isLayer, -1);
+  const bitrate = numField(v, 'bitrate', isCount, 0);
+  if (encoding === undefined || temporal === undefined || bitrate === undefined) return undefined;
+  return { encoding, temporal, bitrate, suspended: bool(v, 'suspended') };
+}
+
+/**
+ * `stats.videos`: a missing field or `null` (Go's nil map) is empty; invalid
+ * entries are dropped; anything but an object is invalid (undefined).
+ */
+function videoStatsMap(v: unknown): Record<string, VideoStats> | undefined {
+  if (v === undefined || v === null) return {};
+  if (!isObj(v)) return undefined;
+  const entries: [string, VideoStats][] = [];
+  for (const [id, e] of Object.entries(v)) {
+    const s = videoStats(e);
+    if (id !== '' && s !== undefined) entries.push([id, s]);
+  }
+  // fromEntries defines own properties: an id such as "__proto__" stays data.
+  return Object.fromEntries(entries);
+}
+
 /**
  * Parses one text frame from the server. Returns undefined for frames that are
  * not JSON objects, have an unknown `type` (the protocol reserves names for
@@ -452,6 +538,21 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       const active = idList(v['active']);
       if (active === undefined) return undefined;
       return { type: 'layers', active: [...new Set(active)] };
+    }
+    case 'suspended': {
+      const ids = idList(v['ids']);
+      if (ids === undefined) return undefined;
+      return { type: 'suspended', ids: [...new Set(ids)] };
+    }
+    case 'stats': {
+      const estimate = numField(v, 'estimate', isCount, 0);
+      const allocated = numField(v, 'allocated', isCount, 0);
+      const switches = numField(v, 'switches', isCount, 0);
+      const videos = videoStatsMap(v['videos']);
+      if (estimate === undefined || allocated === undefined || switches === undefined || videos === undefined) {
+        return undefined;
+      }
+      return { type: 'stats', estimate, allocated, switches, videos };
     }
     default:
       return undefined;

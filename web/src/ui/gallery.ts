@@ -1,7 +1,8 @@
 // The tiles of the conference page: one large "stage" tile (a pinned
 // participant, else the dominant speaker) above a strip of thumbnails. It
 // follows the protocol library's events only: participants and tracks,
-// speaker, forwarded set, pins and the paused state of our own video.
+// speaker, forwarded set, pins, the paused state of our own video, and the
+// videos suspended for lack of bandwidth (with the layer received, from `stats`).
 // Clicking a remote tile pins it and puts it on stage; clicking the pinned
 // stage tile unpins it. It reports the rendered size and role of every remote
 // video to the library (Conference.setConstraints) for simulcast.
@@ -160,6 +161,8 @@ export class Gallery {
       this.update();
     });
     c.on('video-paused', ({ paused }) => this.localTile.setPaused(paused));
+    c.on('suspended', () => this.update());
+    c.on('bandwidth', () => this.showLayers());
   }
 
   private addTile(p: Participant): void {
@@ -229,6 +232,7 @@ export class Gallery {
       tile.setSpeaking(id === speaker);
       tile.setPinned(pinned.has(id));
       tile.setForwarded(c.isForwarded(id));
+      tile.setSuspended(c.isForwarded(id) && c.isSuspended(id));
     }
     this.localTile.setStage(this.stageId === null);
     this.localTile.setSpeaking(speaker !== null && speaker === self);
@@ -244,7 +248,18 @@ export class Gallery {
       for (const t of [this.localTile, ...this.tiles.values()]) t.replay();
     }
     this.relayout();
+    this.showLayers();
     this.reportConstraints();
+  }
+
+  /** Shows on each forwarded, not suspended video the layer from the last `stats`. */
+  private showLayers(): void {
+    const c = this.conference;
+    const videos = c.bandwidth?.videos ?? {};
+    for (const [id, tile] of this.tiles) {
+      const v = Object.hasOwn(videos, id) ? videos[id] : undefined;
+      tile.setLayer(v && c.isForwarded(id) && !c.isSuspended(id) ? v : null);
+    }
   }
 
   /**

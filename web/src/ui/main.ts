@@ -35,10 +35,20 @@
 //                                       name/avatar shows; absent before any `forwarded`
 //   .tile.local.paused                  the server paused your video (nobody watches);
 //                                       .paused-note in it says so; the preview keeps running
+//   .tile.suspended                     a forwarded participant whose video the server
+//                                       suspended for lack of bandwidth (`suspended`): the
+//                                       name/avatar shows, the <video> is invisible (not
+//                                       hidden: its size is still reported), and
+//                                       .suspended-note says "Paused — low bandwidth"
+//   .tile .layer                        remote tiles: the layer received ("L2T1": simulcast
+//                                       encoding, temporal layer) from the last `stats`;
+//                                       hidden when none, not forwarded or suspended
 //   .spotlight / .strip                 containers of the stage tile / the thumbnails
 //   label.last-n select[name=last-n]    most videos to receive: 1 2 3 4 6 8 12 or -1 (All)
 //   .status[data-state]                 connection status line; data-state is one of
 //                                       idle | connecting | connected | reconnecting | closed
+//   .bandwidth                          the server's downlink estimate ("↓ 2.4 Mb/s") from
+//                                       `stats`; hidden until there is one
 //   .room-title                         the room name
 //   button.mic / button.cam / button.leave   the controls
 //   button.enable-sound                 shown when autoplay policy blocked remote audio
@@ -57,7 +67,15 @@
 //                     roomSettings: () => {lastN, onStage} or null,
 //                     stage(id): pin id and show it large, unstage(id): unpin it,
 //                     constraints: () => {<id>: {width, height, role}} as last sent to
-//                                      the server in this session (merged) }
+//                                      the server in this session (merged),
+//                     suspended: () => ids of forwarded videos suspended for lack of
+//                                      bandwidth (last `suspended`; [] before one),
+//                     bandwidth: () => the last `stats` of this session without its type,
+//                                      {estimate, allocated, switches, videos: {<id>:
+//                                      {encoding, temporal, bitrate, suspended}}}, or null,
+//                     bandwidthLog: () => the last 600 `stats` (across reconnects), oldest
+//                                      first, each as bandwidth() plus `at` (Date.now() ms
+//                                      on arrival) }
 //   stats().outbound rows, one per video encoding with simulcast: kind, rid (null for
 //   audio / a single encoding), active (false while paused or left out of `layers`;
 //   null when unknown), frameWidth, frameHeight, bytesSent, framesEncoded,

@@ -2,11 +2,13 @@
 
 import {
   Conference,
+  type BandwidthStats,
   type ConnectionState,
   type PcName,
   type RoomSettings,
   type VideoConstraints,
 } from '../protocol';
+import { BandwidthLog, bandwidthIndicator, type BandwidthLogEntry } from './bandwidth';
 import { h, icon, icons } from './dom';
 import { Gallery } from './gallery';
 import { lastNControl } from './lastn';
@@ -52,6 +54,12 @@ declare global {
       constraints: () => VideoConstraints;
       /** The remote participant shown large, null when the local tile is. */
       onStage: () => string | null;
+      /** Ids of forwarded videos the server suspended for lack of bandwidth (last `suspended`). */
+      suspended: () => string[];
+      /** The last `stats` message of this session without its type; null before one. */
+      bandwidth: () => BandwidthStats | null;
+      /** The last 600 `stats` messages (across reconnects), oldest first, each with `at` = Date.now() on arrival. */
+      bandwidthLog: () => BandwidthLogEntry[];
     };
   }
 }
@@ -71,6 +79,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     // Access token from the page URL (/<room>?token=…), for servers with access control.
     token: new URLSearchParams(location.search).get('token') ?? undefined,
   });
+  const bandwidthLog = new BandwidthLog(conference);
   window.podium = {
     conference,
     stats: () => conference.stats(),
@@ -90,6 +99,9 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     stage: (id) => gallery.putOnStage(id),
     unstage: (id) => gallery.unstage(id),
     onStage: () => gallery.stage,
+    suspended: () => conference.suspended,
+    bandwidth: () => conference.bandwidth,
+    bandwidthLog: () => bandwidthLog.list(),
   };
 
   // ---- static structure ----
@@ -124,6 +136,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
       h('a', { class: 'brand', text: 'Podium', attrs: { href: '/' } }),
       h('h1', { class: 'room-title', text: opts.room }),
       status,
+      bandwidthIndicator(conference),
       enableSound,
     ),
     notice,

@@ -1,6 +1,9 @@
 // One participant tile: video, audio (remote only), name and mute indicators,
-// plus the Last N states (stage, speaking, pinned, not forwarded, paused).
+// plus the Last N states (stage, speaking, pinned, not forwarded, paused) and
+// bandwidth adaptation (suspended, the layer received).
 
+import type { VideoStats } from '../protocol';
+import { formatBitrate } from './bandwidth';
 import { h, icon, icons } from './dom';
 
 export interface TileOptions {
@@ -12,6 +15,7 @@ export interface TileOptions {
 }
 
 export const PAUSED_TEXT = 'Your video is paused — nobody is watching';
+export const SUSPENDED_TEXT = 'Paused — low bandwidth';
 
 export class Tile {
   readonly el: HTMLDivElement;
@@ -20,6 +24,8 @@ export class Tile {
   private readonly nameEl: HTMLSpanElement;
   private readonly initials: HTMLSpanElement;
   private readonly pausedNote: HTMLDivElement | null;
+  private readonly suspendedNote: HTMLDivElement | null;
+  private readonly layer: HTMLSpanElement | null;
   private readonly pinnable: boolean;
   private name = '';
   private videoTrack: MediaStreamTrack | null = null;
@@ -46,6 +52,10 @@ export class Tile {
     pin.classList.add('pin-badge');
     this.pausedNote = local ? h('div', { class: 'paused-note', text: PAUSED_TEXT }) : null;
     if (this.pausedNote) this.pausedNote.hidden = true;
+    this.suspendedNote = local ? null : h('div', { class: 'suspended-note', text: SUSPENDED_TEXT });
+    if (this.suspendedNote) this.suspendedNote.hidden = true;
+    this.layer = local ? null : h('span', { class: 'layer' });
+    if (this.layer) this.layer.hidden = true;
 
     this.el = h(
       'div',
@@ -54,8 +64,9 @@ export class Tile {
       this.audio,
       h('div', { class: 'avatar' }, this.initials),
       this.pausedNote,
+      this.suspendedNote,
       pin,
-      h('div', { class: 'label' }, micOff, camOff, this.nameEl),
+      h('div', { class: 'label' }, micOff, camOff, this.nameEl, this.layer),
     );
     this.pinnable = opts.onActivate !== undefined;
     if (opts.onActivate) {
@@ -113,6 +124,28 @@ export class Tile {
   setPaused(on: boolean): void {
     this.el.classList.toggle('paused', on);
     if (this.pausedNote) this.pausedNote.hidden = !on;
+  }
+
+  /**
+   * Remote tile: the SFU stopped sending this video for lack of bandwidth. The
+   * avatar and a note show instead of the last (frozen) frame; the <video>
+   * stays in place (only invisible), so the reported size does not change.
+   */
+  setSuspended(on: boolean): void {
+    this.el.classList.toggle('suspended', on);
+    if (this.suspendedNote) this.suspendedNote.hidden = !on;
+  }
+
+  /** Remote tile: the layer the SFU sends us (from `stats`); null hides it. */
+  setLayer(v: VideoStats | null): void {
+    const el = this.layer;
+    if (!el) return;
+    const shown = v !== null && v.encoding >= 0;
+    el.hidden = !shown;
+    el.textContent = shown ? `L${v.encoding}T${v.temporal}` : '';
+    el.title = shown
+      ? `Receiving simulcast encoding ${v.encoding} (0 = lowest), temporal layer ${v.temporal}, ${formatBitrate(v.bitrate)}`
+      : '';
   }
 
   /**
