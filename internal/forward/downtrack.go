@@ -45,6 +45,7 @@ type DownTrack struct {
 	ups           [rewrite.MaxEncodings]*UpTrack // video: the source's encodings
 	proj          *rewrite.Projector             // video only
 	layer         int                            // wanted encoding while selected
+	suspended     bool                           // video off for lack of bandwidth
 	temporal      int                            // highest temporal layer wanted
 	hdr           rtp.Header                     // scratch, reused for every write
 	out           []byte                         // video: the rewritten packet
@@ -136,6 +137,18 @@ func (d *DownTrack) SetSelected(on bool) {
 	d.retargetLocked()
 }
 
+// SetSuspended turns video off (on) for lack of bandwidth, or back on at the
+// next keyframe; unlike SetSelected it leaves the selection policy's verdict alone.
+func (d *DownTrack) SetSuspended(on bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.suspended == on {
+		return
+	}
+	d.suspended = on
+	d.retargetLocked()
+}
+
 // SetLayer sets the encoding (0 = lowest) and highest temporal layer this receiver
 // should get; a different encoding is switched to at its next keyframe.
 func (d *DownTrack) SetLayer(encoding, temporal int) {
@@ -206,7 +219,7 @@ func (d *DownTrack) retargetLocked() {
 		return
 	}
 	target := -1
-	if d.selected.Load() {
+	if d.forwardingLocked() {
 		target = d.layer
 	}
 	d.proj.SetTarget(target, d.temporal)
@@ -218,11 +231,14 @@ func (d *DownTrack) updateAcceptsLocked() {
 	if cur := d.proj.Current(); cur >= 0 {
 		mask |= 1 << cur
 	}
-	if d.selected.Load() {
+	if d.forwardingLocked() {
 		mask |= 1 << d.layer
 	}
 	d.accepts.Store(mask)
 }
+
+// forwardingLocked: selected by the policy and not suspended for bandwidth.
+func (d *DownTrack) forwardingLocked() bool { return d.selected.Load() && !d.suspended }
 
 // ID implements webrtc.TrackLocal.
 func (d *DownTrack) ID() string { return d.id }

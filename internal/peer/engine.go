@@ -16,6 +16,7 @@ import (
 	"github.com/pion/logging"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/latency"
 )
 
@@ -193,9 +194,17 @@ func publishInterceptors(m *webrtc.MediaEngine, r *interceptor.Registry) error {
 
 // subscribeInterceptors: none. On media we send, sender reports are the senders'
 // own, translated by forward.DownTrack (pion's would describe the SFU's clock, not
-// the capture timeline lip sync needs), and NACKs are answered from the
-// DownTrack's cache.
-func subscribeInterceptors(*webrtc.MediaEngine, *interceptor.Registry) error { return nil }
+// the capture timeline lip sync needs), NACKs are answered from the DownTrack's
+// cache, and forward.Link stamps the transport-wide sequence numbers whose
+// feedback drives its bandwidth estimator; only the extension is negotiated here.
+func subscribeInterceptors(m *webrtc.MediaEngine, _ *interceptor.Registry) error {
+	for _, kind := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
+		if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: forward.TransportCCURI}, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func newAPI(settings webrtc.SettingEngine, configure interceptorSet) (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}

@@ -29,6 +29,9 @@ type Member interface {
 	RTT() (publish, subscribe time.Duration)
 	// Remove ends the session for good: a bye with code and reason, then close.
 	Remove(code, reason string)
+	// Link is its subscribe connection's congestion control; nil when it has
+	// none, and then layers follow what it shows, whatever the bandwidth.
+	Link() *forward.Link
 }
 
 type member struct {
@@ -47,6 +50,7 @@ type member struct {
 	layersSent    []string               // simulcast RIDs last told to keep sending
 	simulcast     simulcastState         // declared encodings, when each was last needed
 	constraints   map[string]layers.Want // how this member shows each source
+	bw            bandwidthState         // its layer allocation under its bandwidth estimate
 
 	identity   string             // the token's subject
 	perms      signal.Permissions // without Subscribe it is sent no media

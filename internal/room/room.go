@@ -126,7 +126,7 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 		}
 		s.joins++
 		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1,
-			constraints: map[string]layers.Want{}, identity: opts.Identity, perms: opts.Permissions, joined: now,
+			constraints: map[string]layers.Want{}, bw: newBandwidthState(), identity: opts.Identity, perms: opts.Permissions, joined: now,
 			self: signal.Mute{Audio: info.AudioMuted, Video: info.VideoMuted}}
 		for _, o := range s.sorted() {
 			others = append(others, o.info)

@@ -21,6 +21,7 @@ type fakeMember struct {
 	downs    map[*forward.DownTrack]bool
 	replaced bool
 	rtt      time.Duration
+	link     *forward.Link // nil: no congestion control
 }
 
 func newFake(id string) *fakeMember {
@@ -48,6 +49,7 @@ func (f *fakeMember) Replaced() { f.mu.Lock(); f.replaced = true; f.mu.Unlock() 
 func (f *fakeMember) Remove(code, reason string) {
 	f.Send(signal.TypeBye, signal.Bye{Code: code, Reason: reason})
 }
+func (f *fakeMember) Link() *forward.Link { return f.link }
 func (f *fakeMember) RTT() (time.Duration, time.Duration) {
 	return f.rtt, f.rtt
 }

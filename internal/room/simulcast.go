@@ -14,8 +14,9 @@ import (
 
 const (
 	// layersInterval is how often layer choices are revisited: encodings start and
-	// stop, and keyframes reveal their sizes, without any message.
-	layersInterval = 500 * time.Millisecond
+	// stop, keyframes reveal their sizes, and bandwidth estimates move, without
+	// any message. A capacity drop must move receivers down within a few seconds.
+	layersInterval = 250 * time.Millisecond
 	// activeWindow is how recently an encoding must have sent to count as on.
 	activeWindow = time.Second
 	// layerOffDelay is how long an encoding must be unneeded before its sender is
@@ -77,18 +78,22 @@ func (m *member) videoDowns() map[string]*forward.DownTrack {
 func (s *state) maintainLayers(now time.Time) {
 	needed := map[string][]bool{} // publisher → encodings someone needs
 	for _, m := range s.members {
-		for source, d := range m.videoDowns() {
+		downs := m.videoDowns()
+		allocated := s.allocate(now, m, downs)
+		for source, d := range downs {
 			pub, ok := s.members[source]
 			if !ok {
 				continue
 			}
 			encs := pub.encodings(now)
 			want := m.constraints[source]
-			choice := layers.Choose(encs, want, 0)
-			if choice.Encoding < 0 {
-				continue
+			if !allocated {
+				choice := layers.Choose(encs, want, 0)
+				if choice.Encoding < 0 {
+					continue
+				}
+				d.SetLayer(choice.Encoding, choice.MaxTemporal)
 			}
-			d.SetLayer(choice.Encoding, choice.MaxTemporal)
 			_, current := d.Layers()
 			if current >= 0 && current < len(encs) && !encs[current].Active {
 				d.EncodingStopped(current)

@@ -39,8 +39,12 @@ func (s *Session) openPeerConnections() error {
 		})
 	}
 	s.pub.OnTrack(s.onTrack)
+	s.goOwned(func() { s.link.Run(s.ctx.Done()) })
 	return nil
 }
+
+// Link implements room.Member.
+func (s *Session) Link() *forward.Link { return s.link }
 
 // onTrack runs on a pion goroutine when the client's media starts arriving.
 func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
@@ -168,8 +172,10 @@ func (s *Session) pcNamed(name string) *webrtc.PeerConnection {
 
 // addDown starts sending d to this client and schedules a renegotiation.
 func (s *Session) addDown(d *forward.DownTrack) {
+	d.SetLink(s.link)
 	sender, err := s.sub.AddTrack(d)
 	if err != nil {
+		d.SetLink(nil)
 		s.log.Warn("add track", "err", err)
 		return
 	}
@@ -190,6 +196,7 @@ func (s *Session) removeDown(d *forward.DownTrack) {
 		return
 	}
 	delete(s.senders, d)
+	d.SetLink(nil)
 	if err := s.sub.RemoveTrack(sender); err != nil {
 		s.log.Debug("remove track", "err", err)
 	}

@@ -11,7 +11,9 @@ import (
 const rttInterval = 2 * time.Second
 
 // rtts holds the latest round-trip times of both connections, from ICE consent
-// checks (STUN), which run whether or not media flows.
+// checks (STUN), which run whether or not media flows. The sampler also feeds
+// the subscribe RTT to congestion control (the NACK window) and the estimate
+// to the metrics histogram.
 type rtts struct {
 	publish, subscribe atomic.Int64 // nanoseconds
 }
@@ -35,6 +37,10 @@ func (s *Session) sampleRTT() {
 			}
 			if d, ok := pairRTT(s.sub); ok {
 				s.rtt.subscribe.Store(int64(d))
+				s.link.SetRTT(d)
+			}
+			if h := s.deps.Estimates; h != nil && s.link.Stats().Feedbacks > 0 {
+				h.Observe(float64(s.link.Estimate()))
 			}
 		}
 	}

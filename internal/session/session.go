@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/algo/bwe"
 	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/limit"
@@ -77,7 +78,8 @@ type Session struct {
 	welcomed bool
 	early    [][]byte // messages from the room that raced ahead of welcome
 
-	rtt rtts
+	rtt  rtts
+	link *forward.Link // the subscribe connection's congestion control
 
 	remote string // client IP address
 
@@ -118,6 +120,7 @@ func Serve(ctx context.Context, conn *websocket.Conn, deps Deps, remote string) 
 		work:    newQueue(),
 		senders: map[*forward.DownTrack]*webrtc.RTPSender{},
 		pending: map[string][]webrtc.ICECandidateInit{},
+		link:    forward.NewLink(bwe.DefaultConfig()),
 	}
 	if c := deps.Counters; c != nil {
 		c.Open.Add(1)

@@ -1,0 +1,155 @@
+package room
+
+import (
+	"slices"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/algo/alloc"
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// statsInterval is how often a receiver is sent its downlink stats.
+const statsInterval = time.Second
+
+// bandwidthState is a receiver's layer allocation under its bandwidth estimate.
+type bandwidthState struct {
+	alloc     *alloc.Allocator
+	last      map[string]alloc.Allocation // by source, as last applied
+	allocated int                         // bits/s of the last allocation, audio included
+	switches  int                         // allocation changes of a playing video since join
+	suspended []string                    // last told to the client
+	told      bool
+	nextStats time.Time
+}
+
+func newBandwidthState() bandwidthState {
+	return bandwidthState{alloc: alloc.New(alloc.DefaultConfig()), last: map[string]alloc.Allocation{}}
+}
+
+// allocate distributes m's bandwidth estimate over the videos it receives, in
+// its priority order (pins, then on stage and speaker order: m.forwarded), and
+// applies the result to its DownTracks. It reports false when m's connection has
+// no congestion control, so that layers follow the constraints alone.
+func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.DownTrack) bool {
+	link := m.m.Link()
+	if link == nil {
+		return false
+	}
+	bw := &m.bw
+	sources := make([]alloc.Source, 0, len(m.forwarded))
+	for i, id := range m.forwarded {
+		pub, ok := s.members[string(id)]
+		if _, forwarded := downs[string(id)]; !ok || !forwarded {
+			continue
+		}
+		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(now), Want: m.constraints[string(id)]})
+	}
+	audio := s.audioBitrate(now, m)
+	out := bw.alloc.Allocate(now, link.Estimate(), audio, sources)
+	link.SetDesired(bw.alloc.Desired() + stageHeadroom(sources, out))
+
+	bw.allocated = audio
+	var suspended []string
+	seen := make(map[string]bool, len(out))
+	for _, a := range out {
+		seen[a.ID] = true
+		d := downs[a.ID]
+		if a.Encoding >= 0 {
+			d.SetLayer(a.Encoding, a.MaxTemporal)
+		}
+		d.SetSuspended(a.Suspended)
+		if a.Suspended {
+			suspended = append(suspended, a.ID)
+		}
+		bw.allocated += a.Bitrate
+		if prev, ok := bw.last[a.ID]; ok && (prev.Encoding != a.Encoding || prev.MaxTemporal != a.MaxTemporal || prev.Suspended != a.Suspended) {
+			bw.switches++
+		}
+		bw.last[a.ID] = a
+	}
+	for id := range bw.last {
+		if !seen[id] {
+			delete(bw.last, id) // out of the selection: its next allocation is a fresh start
+		}
+	}
+	// Videos outside the selection are not suspended, just not forwarded.
+	for id, d := range downs {
+		if !seen[id] {
+			d.SetSuspended(false)
+		}
+	}
+	if suspended == nil {
+		suspended = []string{}
+	}
+	if !bw.told || !slices.Equal(suspended, bw.suspended) {
+		bw.suspended, bw.told = suspended, true
+		m.m.Send(signal.TypeSuspended, signal.Suspended{IDs: suspended})
+	}
+	if !now.Before(bw.nextStats) {
+		bw.nextStats = now.Add(statsInterval)
+		m.m.Send(signal.TypeStats, s.downlinkStats(now, m, link))
+	}
+	return true
+}
+
+// stageHeadroom is what moving one more of the videos to the stage (its top
+// encoding) would add to the allocation. Probing for it ahead of time lets a
+// video the receiver enlarges switch up at its next keyframe, instead of
+// after a probe and a dwell.
+func stageHeadroom(sources []alloc.Source, out []alloc.Allocation) int {
+	most := 0
+	for i, src := range sources {
+		top := 0
+		for _, l := range src.Layers {
+			if l.Active {
+				top = max(top, l.Bitrate[alloc.MaxTemporal])
+			}
+		}
+		most = max(most, top-out[i].Bitrate)
+	}
+	return most
+}
+
+// downlinkStats is what the client is told of its downlink.
+func (s *state) downlinkStats(now time.Time, m *member, link *forward.Link) signal.Stats {
+	st := signal.Stats{Estimate: link.Estimate(), Allocated: m.bw.allocated, Switches: m.bw.switches, Videos: map[string]signal.VideoStats{}}
+	for id, a := range m.bw.last {
+		enc := a.Encoding
+		if a.Suspended {
+			enc = -1
+		}
+		st.Videos[id] = signal.VideoStats{Encoding: enc, Temporal: a.MaxTemporal, Bitrate: a.Bitrate, Suspended: a.Suspended}
+	}
+	return st
+}
+
+// audioBitrate is what m receives of everyone's audio: it is never starved, so
+// the allocator reserves it before video.
+func (s *state) audioBitrate(now time.Time, m *member) int {
+	total := 0
+	for up := range m.downs {
+		if up.Kind() != webrtc.RTPCodecTypeAudio || up.Muted() {
+			continue
+		}
+		total += up.Bitrate(now)
+	}
+	return total
+}
+
+// allocLayers describes m's simulcast encodings for the allocator, with the
+// measured rate of each temporal layer.
+func (m *member) allocLayers(now time.Time) []alloc.Layer {
+	encs := m.encodings(now)
+	ups := m.videoUps()
+	out := make([]alloc.Layer, len(encs))
+	for i, e := range encs {
+		out[i] = alloc.Layer{Width: e.Width, Height: e.Height, Active: e.Active}
+		if up := ups[i]; up != nil && e.Active {
+			out[i].Bitrate = up.TemporalBitrates(now)
+		}
+	}
+	return out
+}
