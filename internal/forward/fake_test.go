@@ -42,7 +42,7 @@ func (c *fakeContext) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter {
 	}
 	return exts
 }
-func (c *fakeContext) withTWCC(id int) *fakeContext { c.twccID = id; return c }
+func (c *fakeContext) withTWCC(id int) *fakeContext                      { c.twccID = id; return c }
 func (c *fakeContext) SSRC() webrtc.SSRC                                 { return c.ssrc }
 func (c *fakeContext) SSRCRetransmission() webrtc.SSRC                   { return c.rtxSSRC }
 func (c *fakeContext) SSRCForwardErrorCorrection() webrtc.SSRC           { return 0 }

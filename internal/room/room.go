@@ -321,6 +321,7 @@ func (s *state) removeMember(m *member) {
 			s.retired.addDown(d)
 		}
 	}
+	s.retired.Bandwidth.addReceiver(m)
 	delete(s.members, m.info.ID)
 	s.order.Remove(lastnID(m.info.ID))
 	s.detector.Remove(time.Now(), speaker.ID(m.info.ID))

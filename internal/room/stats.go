@@ -64,11 +64,32 @@ type KindTotals struct {
 // Totals are the forwarding counters of a room (or a whole hub): monotonic sums
 // over every track that lived there, read from the tracks' own counters.
 type Totals struct {
-	Kinds [numKinds]KindTotals
+	Kinds     [numKinds]KindTotals
+	Bandwidth BandwidthTotals
+}
+
+// BandwidthTotals count what bandwidth adaptation did, over every receiver.
+type BandwidthTotals struct {
+	LayerSwitches      uint64 // allocation changes of playing videos
+	ProbeBytes         uint64 // padding sent to probe for bandwidth
+	RetransmitsDropped uint64 // NACK answers over the retransmission budget
+}
+
+// addReceiver counts what adaptation did for m.
+func (b *BandwidthTotals) addReceiver(m *member) {
+	b.LayerSwitches += uint64(m.bw.switches)
+	if l := m.m.Link(); l != nil {
+		ls := l.Stats()
+		b.ProbeBytes += ls.ProbeBytes
+		b.RetransmitsDropped += ls.RetransmitsDropped
+	}
 }
 
 // Add adds o's counters to t.
 func (t *Totals) Add(o *Totals) {
+	t.Bandwidth.LayerSwitches += o.Bandwidth.LayerSwitches
+	t.Bandwidth.ProbeBytes += o.Bandwidth.ProbeBytes
+	t.Bandwidth.RetransmitsDropped += o.Bandwidth.RetransmitsDropped
 	for k := range t.Kinds {
 		a, b := &t.Kinds[k], &o.Kinds[k]
 		a.PacketsIn += b.PacketsIn
@@ -153,6 +174,26 @@ type ParticipantStats struct {
 	RTTReceiveMS float64  `json:"rttSubscribeMs"`
 	PacketsOut   uint64   `json:"packetsSent"`
 	BytesOut     uint64   `json:"bytesSent"`
+	// Downlink is its bandwidth estimate and the layers allocated under it (nil
+	// when its connection has no congestion control).
+	Downlink *DownlinkStats `json:"downlink,omitempty"`
+}
+
+// DownlinkStats is a receiver's bandwidth adaptation: what its client is told
+// (signal.Stats) and the estimator's and repair's inner state.
+type DownlinkStats struct {
+	signal.Stats
+	DelayBased         int     `json:"delayBased"`
+	LossBased          int     `json:"lossBased"`
+	Acked              int     `json:"acked"`
+	LossFraction       float64 `json:"lossFraction"`
+	RTTMS              float64 `json:"rttMs"`
+	ProbeClusters      int     `json:"probeClusters"`
+	ProbeBytes         uint64  `json:"probeBytes"`
+	Feedbacks          uint64  `json:"transportFeedbacks"`
+	Retransmits        uint64  `json:"retransmits"`
+	RetransmitsDropped uint64  `json:"retransmitsOverBudget"`
+	NACKsSkipped       uint64  `json:"nacksSkipped"`
 }
 
 // PublishedTrack is one received track (one simulcast encoding).
@@ -220,6 +261,15 @@ func (s *state) stats(name string, now time.Time) Stats {
 				st.Forwarding[d.Kind().String()]++
 			}
 		}
+		if l := m.m.Link(); l != nil {
+			ls := l.Stats()
+			e := ls.Estimator
+			p.Downlink = &DownlinkStats{Stats: s.downlinkStats(now, m, l), DelayBased: e.DelayBased, LossBased: e.LossBased,
+				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
+				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
+				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped}
+		}
+		st.Totals.Bandwidth.addReceiver(m)
 		st.Participants = append(st.Participants, p)
 	}
 	return st

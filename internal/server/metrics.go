@@ -83,6 +83,11 @@ func (s *Server) writeMetrics(out io.Writer) error {
 		}
 	}
 
+	bw := totals.Bandwidth
+	w.One("podium_layer_switches_total", metrics.Counter, "Changes of a playing video's allocated layer (or suspension) for a receiver's bandwidth or layout.", float64(bw.LayerSwitches))
+	w.One("podium_probe_bytes_total", metrics.Counter, "Padding bytes sent to receivers to probe for bandwidth.", float64(bw.ProbeBytes))
+	w.One("podium_retransmissions_over_budget_total", metrics.Counter, "NACK answers not sent: over the receiver's retransmission budget (20 % of its estimate).", float64(bw.RetransmitsDropped))
+
 	w.Family("podium_receiver_estimate_bps", metrics.Histogram, "Bandwidth estimates of receivers' downlinks, in bits per second.")
 	w.Histogram("podium_receiver_estimate_bps", s.estimates.Snapshot())
 
