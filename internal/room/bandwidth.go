@@ -65,7 +65,10 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 			suspended = append(suspended, a.ID)
 		}
 		bw.allocated += a.Bitrate
-		if prev, ok := bw.last[a.ID]; ok && (prev.Encoding != a.Encoding || prev.MaxTemporal != a.MaxTemporal || prev.Suspended != a.Suspended) {
+		// A switch changes what a playing video gets (an allocation with no
+		// active encoding to pay for costs nothing and plays nothing).
+		if prev, ok := bw.last[a.ID]; ok && (prev.Bitrate > 0 || prev.Suspended) &&
+			(prev.Encoding != a.Encoding || prev.MaxTemporal != a.MaxTemporal || prev.Suspended != a.Suspended) {
 			bw.switches++
 		}
 		bw.last[a.ID] = a

@@ -113,7 +113,14 @@ func (s *state) maintainLayers(now time.Time) {
 				mark = make([]bool, len(encs))
 				needed[source] = mark
 			}
-			mark[layers.Choose(all, want, 0).Encoding] = true
+			// The encodings below it stay on too: they are where bandwidth
+			// adaptation moves a receiver at once when its link degrades.
+			top := layers.Choose(all, want, 0).Encoding
+			for e := 0; e <= top && e < len(mark); e++ {
+				if allocated || e == top {
+					mark[e] = true
+				}
+			}
 			if current >= 0 && current < len(mark) {
 				mark[current] = true
 			}
