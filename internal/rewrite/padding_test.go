@@ -40,11 +40,19 @@ func TestPaddingBetweenFrames(t *testing.T) {
 		t.Fatalf("late packet got %d, want its reserved %d", late.SequenceNumber, seq2+1)
 	}
 
+	// Paused (suspended for bandwidth): padding still goes out, and the resumed
+	// stream continues after it.
+	pr.SetTarget(-1, 2)
+	seq4, _, ok := pr.Padding()
+	if !ok || seq4 != seq3+1 {
+		t.Fatalf("padding while paused = %d, %v; want %d", seq4, ok, seq3+1)
+	}
+
 	// A switch continues after the padding.
 	pr.SetTarget(1, 2)
 	high := newSrc(1, 5000, 9000, 70, 3)
 	sw := mustForward(t, run(pr, ms(66), high, high.key(t)), 2)
-	if sw[0].SequenceNumber != seq3+1 {
-		t.Fatalf("switch starts at %d, want %d", sw[0].SequenceNumber, seq3+1)
+	if sw[0].SequenceNumber != seq4+1 {
+		t.Fatalf("switch starts at %d, want %d", sw[0].SequenceNumber, seq4+1)
 	}
 }

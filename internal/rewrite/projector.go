@@ -360,12 +360,14 @@ func (p *Projector) checkTimestamp(now time.Time, in *packet) {
 
 // Padding reserves the next output sequence number for a padding-only packet
 // (a bandwidth probe) and returns it with the newest forwarded timestamp. It
-// refuses (ok false) unless an encoding is being forwarded and its newest
-// packet ended a frame: padding never lands inside a frame, where a receiver
-// would take the skipped number for a lost packet of it. Later packets, and
-// the next segment, continue after the padding.
+// refuses (ok false) before anything was forwarded, and while an encoding is
+// forwarded unless its newest packet ended a frame: padding never lands inside
+// a frame, where a receiver would take the skipped number for a lost packet of
+// it. While forwarding is paused it is always allowed: probing must go on
+// when every video is off for lack of bandwidth, or the estimate could never
+// climb back. Later packets, and the next segment, continue after the padding.
 func (p *Projector) Padding() (seq uint16, ts uint32, ok bool) {
-	if p.current < 0 || !p.hasLast || !p.atFrameEnd {
+	if !p.hasLast || p.current >= 0 && !p.atFrameEnd {
 		return 0, 0, false
 	}
 	seq = p.seq.next()
