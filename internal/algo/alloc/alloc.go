@@ -96,7 +96,7 @@ func DefaultConfig() Config {
 		UpMargin:     0.05,
 		DownMargin:   0.10,
 		Dwell:        2500 * time.Millisecond,
-		FailWindow:   10 * time.Second,
+		FailWindow:   5 * time.Second,
 		MaxDwell:     30 * time.Second,
 		ResetAfter:   60 * time.Second,
 		SuspendAfter: 2 * time.Second,

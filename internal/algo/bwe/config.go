@@ -85,7 +85,7 @@ func DefaultConfig() Config {
 		ProbeDuration:     150 * time.Millisecond,
 		ProbeMinPackets:   6,
 		ProbeBackoffMin:   time.Second,
-		ProbeBackoffMax:   4 * time.Second,
+		ProbeBackoffMax:   3 * time.Second,
 		ProbeAfterOveruse: time.Second,
 		FeedbackTimeout:   time.Second,
 		REMBFallback:      2 * time.Second,

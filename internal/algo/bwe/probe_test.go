@@ -54,7 +54,7 @@ func TestProbeBackoff(t *testing.T) {
 		p.finish(now, false, &cfg)
 		waits = append(waits, p.next-now)
 	}
-	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second}
+	want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}
 	for i := range want {
 		if waits[i] != want[i] {
 			t.Fatalf("back-off %v, want %v", waits, want)

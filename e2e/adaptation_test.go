@@ -1,0 +1,316 @@
+//go:build linux
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/bench"
+)
+
+// The bandwidth adaptation scenarios of docs/adaptation.md: a 720p simulcast
+// sender on the host, and a receiver that shows it on stage from behind a
+// shaped link. Each test prints its figures on an "ADAPTATION" line and, with
+// PODIUM_ADAPTATION_DIR set, writes the samples as CSV and SVG plots there.
+
+// rig is one scenario's server, browsers and sampler.
+type rig struct {
+	t        *testing.T
+	link     *Link
+	receiver *Browser
+	senderID string
+	s        *sampler
+	start    time.Time
+	// topHeight is the height decoded on the top layer once steady.
+	topHeight int
+	marks     []mark // link changes, for the plots
+}
+
+type mark struct {
+	at   time.Time
+	kbps int // cap in force from then on (0: none)
+}
+
+func newRig(t *testing.T, room string) *rig {
+	if testing.Short() {
+		t.Skip("slow: browsers behind a shaped link")
+	}
+	link := newShapedLink(t) // before the server: its media port binds the link's address
+	srv := startServerReachableFrom(t, link)
+	base := srv.URL() + room + "?name="
+	sender := launch(t, "Sender", secureOrigin(srv))
+	senderID := sender.join(base, "Sender")
+	receiver := launchIn(t, link, "Receiver")
+	receiver.join(base, "Receiver")
+	if err := receiver.eval(fmt.Sprintf(`window.podium.stage(%q); true`, senderID), nil); err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, link: link, receiver: receiver, senderID: senderID, start: time.Now()}
+	r.s = startSampler(t, receiver, senderID)
+	r.marks = append(r.marks, mark{at: r.start})
+	return r
+}
+
+// steady waits until the receiver has been decoding the top encoding at 20 fps
+// or more for 3 s, and records the height it decodes there.
+func (r *rig) steady(timeout time.Duration) {
+	r.t.Helper()
+	took, ok := r.s.Await(timeout, func(ss videoSamples) bool {
+		now := time.Now()
+		w := ss.Window(now.Add(-3*time.Second), now)
+		if ss.Span(now.Add(-3*time.Second), now) < 2500*time.Millisecond {
+			return false
+		}
+		for _, s := range w {
+			if !s.OK || s.Encoding != 2 {
+				return false
+			}
+		}
+		return w.MeanFPS(time.Time{}, time.Time{}) >= 20
+	})
+	all := r.s.Samples()
+	if !ok {
+		r.t.Fatalf("receiver not steady on the top encoding within %v: %s", timeout, all.Summary(r.start, time.Time{}))
+	}
+	last := all[len(all)-1]
+	r.topHeight = last.Height
+	r.t.Logf("steady on the top encoding (%dx%d) %v after joining: %s", last.Width, last.Height,
+		took.Round(100*time.Millisecond), all.Summary(time.Now().Add(-3*time.Second), time.Time{}))
+}
+
+func (r *rig) cap(kbps int) time.Time {
+	now := time.Now()
+	r.link.Cap(kbps)
+	r.marks = append(r.marks, mark{at: now, kbps: kbps})
+	return now
+}
+
+func (r *rig) uncap() time.Time {
+	now := time.Now()
+	r.link.Uncap()
+	r.marks = append(r.marks, mark{at: now})
+	return now
+}
+
+// onTop: the SFU forwards the top encoding and the receiver decodes its height.
+func (r *rig) onTop(s videoSample) bool {
+	return s.OK && s.Encoding == 2 && s.Height >= r.topHeight
+}
+
+// report prints the scenario's figures and writes its samples and plots.
+func (r *rig) report(scenario string, figures ...any) {
+	r.t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "ADAPTATION scenario=%s", scenario)
+	for i := 0; i+1 < len(figures); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", figures[i], figures[i+1])
+	}
+	r.t.Log(b.String())
+	dir := os.Getenv("PODIUM_ADAPTATION_DIR")
+	if dir == "" {
+		return
+	}
+	if err := r.write(dir, scenario, b.String()); err != nil {
+		r.t.Errorf("writing the samples: %v", err)
+	}
+}
+
+// write saves the samples as CSV and two SVG charts: rates (estimate, cap,
+// received video) and the layer (the SFU's encoding, the decoded height).
+func (r *rig) write(dir, scenario, summary string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ss := r.s.Samples()
+	var csv strings.Builder
+	csv.WriteString("t_s,cap_kbps,estimate_kbps,allocated_kbps,received_kbps,encoding,width,height,fps,suspended,switches\n")
+	var ts, est, capped, recv, enc, height []float64
+	for i, s := range ss {
+		t := s.At.Sub(r.start).Seconds()
+		kbps := 0.0
+		if i > 0 && s.OK && ss[i-1].OK {
+			if dt := s.At.Sub(ss[i-1].At).Seconds(); dt > 0 {
+				kbps = float64(s.BytesReceived-ss[i-1].BytesReceived) * 8 / 1000 / dt
+			}
+		}
+		c := r.capAt(s.At)
+		fmt.Fprintf(&csv, "%.1f,%d,%d,%d,%.0f,%d,%d,%d,%.1f,%v,%d\n", t, c, s.Estimate/1000, s.Allocated/1000, kbps,
+			s.Encoding, s.Width, s.Height, s.FPS, s.Suspended, s.Switches)
+		ts, est, recv = append(ts, t), append(est, float64(s.Estimate)/1e6), append(recv, kbps/1000)
+		capped = append(capped, float64(c)/1000)
+		enc, height = append(enc, float64(s.Encoding)), append(height, float64(s.Height)/360)
+	}
+	rates := bench.Chart{Title: scenario + ": estimate and received video", XLabel: "time (s)", YLabel: "Mb/s",
+		Series: []bench.Series{{Name: "SFU estimate", X: ts, Y: est}, {Name: "video received", X: ts, Y: recv}, {Name: "cap (0: none)", X: ts, Y: capped}}}
+	layer := bench.Chart{Title: scenario + ": chosen layer", XLabel: "time (s)", YLabel: "encoding (0 q, 1 h, 2 f) · height / 360",
+		Series: []bench.Series{{Name: "SFU encoding", X: ts, Y: enc}, {Name: "decoded height / 360", X: ts, Y: height}}}
+	files := map[string][]byte{
+		scenario + ".csv":       []byte(csv.String()),
+		scenario + "-rate.svg":  rates.SVG(),
+		scenario + "-layer.svg": layer.SVG(),
+		scenario + ".txt":       []byte(summary + "\n"),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capAt is the cap in force at t, in kb/s (0: none).
+func (r *rig) capAt(t time.Time) int {
+	c := 0
+	for _, m := range r.marks {
+		if !m.at.After(t) {
+			c = m.kbps
+		}
+	}
+	return c
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+// Cap at 500 kb/s after a steady start: a lower layer within 3 s, no freeze over
+// 1 s. Cap lifted: the top layer again within 10 s (the reference SFU: ~40 s).
+func TestAdaptationCapAndRecovery(t *testing.T) {
+	r := newRig(t, "e2e-adapt-cap")
+	r.steady(45 * time.Second)
+
+	capped := r.cap(500)
+	time.Sleep(10 * time.Second)
+	ss := r.s.Samples()
+	down, ok := ss.UntilHeightBelow(capped, r.topHeight)
+	sfuDown, sfuOK := ss.Until(capped, func(s videoSample) bool { return s.Encoding >= 0 && s.Encoding < 2 })
+	freeze := ss.LongestFreeze(capped, time.Time{})
+	t.Logf("capped at 500 kb/s: %s", ss.Summary(capped, time.Time{}))
+	if !ok || down > 3*time.Second {
+		t.Errorf("receiver still decoding %dp %v after the cap (found %v): want a lower layer within 3 s", r.topHeight, secs(down), ok)
+	}
+	if !sfuOK {
+		t.Errorf("the SFU never reported a lower encoding under the cap")
+	}
+	if freeze > time.Second {
+		t.Errorf("video froze for %v under the cap, want at most 1 s", freeze)
+	}
+
+	lifted := r.uncap()
+	back, ok := r.s.Await(10*time.Second, func(ss videoSamples) bool {
+		_, on := ss.Until(lifted, r.onTop)
+		return on
+	})
+	ss = r.s.Samples()
+	up, _ := ss.Until(lifted, r.onTop)
+	t.Logf("cap lifted: %s", ss.Summary(lifted, time.Time{}))
+	if !ok {
+		t.Errorf("not back on the top layer within 10 s of lifting the cap (waited %v)", back)
+	}
+	time.Sleep(2 * time.Second) // a little of the recovered state, for the plot
+	r.report("cap-500-then-lifted",
+		"time_to_lower_layer", secs(down), "sfu_time_to_lower_encoding", secs(sfuDown),
+		"longest_freeze", secs(freeze), "time_to_top_after_lift", secs(up))
+}
+
+// Cap at 128 kb/s: video keeps playing at 7 fps or more (the reference SFU:
+// ~0 fps).
+func TestAdaptationAt128kbps(t *testing.T) {
+	r := newRig(t, "e2e-adapt-128")
+	r.steady(45 * time.Second)
+	capped := r.cap(128)
+	time.Sleep(25 * time.Second)
+	from := capped.Add(5 * time.Second) // the queue of the 720p stream drains first
+	ss := r.s.Samples()
+	fps := ss.MeanFPS(from, time.Time{})
+	suspended := 0
+	for _, s := range ss.Window(from, time.Time{}) {
+		if s.Suspended {
+			suspended++
+		}
+	}
+	t.Logf("capped at 128 kb/s: %s", ss.Summary(from, time.Time{}))
+	r.report("cap-128", "mean_fps", fmt.Sprintf("%.1f", fps), "longest_freeze", secs(ss.LongestFreeze(from, time.Time{})),
+		"samples_suspended", suspended)
+	if fps < 7 {
+		t.Errorf("%.1f fps decoded under a 128 kb/s cap (5–25 s after it), want at least 7", fps)
+	}
+}
+
+// A steady cap just above what the top layer needs: after settling, no layer
+// switch in 60 s. Run at 3 Mb/s and at a cap computed from the measured rate of
+// the top layer.
+func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
+	r := newRig(t, "e2e-adapt-steady")
+	r.steady(45 * time.Second)
+	// What the top layer takes, as the SFU allocates it (video and audio), over
+	// the last 3 s.
+	ss := r.s.Samples()
+	need := 0
+	for _, s := range ss.Window(time.Now().Add(-3*time.Second), time.Time{}) {
+		need = max(need, s.Allocated)
+	}
+	// Just above the top layer's threshold: the allocator upgrades with a 5 %
+	// margin over an estimate that settles near 90 % of a tbf's rate.
+	tight := (need*125/100 + 999) / 1000
+	for _, kbps := range []int{3000, tight} {
+		capped := r.cap(kbps)
+		settle := capped.Add(15 * time.Second)
+		time.Sleep(time.Until(settle.Add(60 * time.Second)))
+		ss := r.s.Samples()
+		switches := ss.SFUSwitches(settle, time.Time{})
+		heights := ss.HeightChanges(settle, time.Time{})
+		onTop := 0
+		w := ss.Window(settle, time.Time{})
+		for _, s := range w {
+			if s.Encoding == 2 {
+				onTop++
+			}
+		}
+		t.Logf("cap %d kb/s (top layer needs %d kb/s): %s", kbps, need/1000, ss.Summary(settle, time.Time{}))
+		r.report(fmt.Sprintf("steady-cap-%dk", kbps), "cap_kbps", kbps, "top_layer_needs_kbps", need/1000,
+			"sfu_switches_per_minute", switches, "decoded_height_changes", heights,
+			"share_on_top", fmt.Sprintf("%.0f%%", 100*float64(onTop)/float64(max(len(w), 1))))
+		if switches != 0 {
+			t.Errorf("cap %d kb/s: %d layer switches in the 60 s after settling, want 0", kbps, switches)
+		}
+		if onTop != len(w) {
+			t.Errorf("cap %d kb/s: on the top layer in %d of %d samples, want all (the cap is above its rate)", kbps, onTop, len(w))
+		}
+	}
+}
+
+// 5 % random loss on the receiver's link: video keeps decoding at 25 fps or
+// more on the top layer, repaired by retransmissions.
+func TestAdaptationFivePercentLoss(t *testing.T) {
+	r := newRig(t, "e2e-adapt-loss")
+	r.steady(45 * time.Second)
+	lossy := time.Now()
+	r.link.Loss(5)
+	r.marks = append(r.marks, mark{at: lossy})
+	time.Sleep(25 * time.Second)
+	from := lossy.Add(5 * time.Second)
+	ss := r.s.Samples()
+	fps := ss.MeanFPS(from, time.Time{})
+	w := ss.Window(from, time.Time{})
+	onTop := 0
+	for _, s := range w {
+		if s.Encoding == 2 {
+			onTop++
+		}
+	}
+	first, last := w[0], w[len(w)-1]
+	t.Logf("5 %% loss: %s", ss.Summary(from, time.Time{}))
+	r.report("loss-5pct", "mean_fps", fmt.Sprintf("%.1f", fps), "share_on_top", fmt.Sprintf("%.0f%%", 100*float64(onTop)/float64(max(len(w), 1))),
+		"packets_lost", last.PacketsLost-first.PacketsLost, "nacks_sent", last.NACKCount-first.NACKCount,
+		"longest_freeze", secs(ss.LongestFreeze(from, time.Time{})))
+	if fps < 25 {
+		t.Errorf("%.1f fps decoded under 5 %% loss, want at least 25", fps)
+	}
+	if onTop < len(w)*9/10 {
+		t.Errorf("on the top layer in %d of %d samples under 5 %% loss, want at least 90 %%", onTop, len(w))
+	}
+}
