@@ -55,11 +55,12 @@ type Link struct {
 	probeDebt float64 // bytes of probe padding owed
 	probeAt   time.Time
 
-	estimate atomic.Int64 // bits/s, readable without mu
-	desired  atomic.Int64 // what the allocator would send with no limit, bits/s
-	rtt      atomic.Int64 // nanoseconds; 0: unknown
-	downs    atomic.Pointer[[]*DownTrack]
-	stats    linkCounters
+	estimate  atomic.Int64 // bits/s, readable without mu
+	delivered atomic.Int64 // media bits/s the receiver acknowledged lately
+	desired   atomic.Int64 // what the allocator would send with no limit, bits/s
+	rtt       atomic.Int64 // nanoseconds; 0: unknown
+	downs     atomic.Pointer[[]*DownTrack]
+	stats     linkCounters
 }
 
 type linkCounters struct {
@@ -91,6 +92,10 @@ func NewLink(cfg bwe.Config) *Link {
 
 // Estimate is the current send-side bandwidth estimate in bits per second.
 func (l *Link) Estimate() int { return int(l.estimate.Load()) }
+
+// Delivered is the media the receiver acknowledged over the last half second,
+// in bits per second: a rate the path demonstrably carries.
+func (l *Link) Delivered() int { return int(l.delivered.Load()) }
 
 // SetDesired tells the prober what the receiver's videos would take with no
 // bandwidth limit: probes run only while that is above the estimate.
@@ -168,6 +173,7 @@ func (l *Link) handleRTCP(now time.Time, p rtcp.Packet) {
 		}
 		l.est.OnFeedback(now, l.fb)
 		l.estimate.Store(int64(l.est.Estimate()))
+		l.delivered.Store(int64(l.est.Delivered()))
 		l.mu.Unlock()
 		l.stats.feedbacks.Add(1)
 	case *rtcp.ReceiverEstimatedMaximumBitrate:

@@ -48,7 +48,12 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(now), Want: m.constraints[string(id)]})
 	}
 	audio := s.audioBitrate(now, m)
-	out := bw.alloc.Allocate(now, link.Estimate(), audio, sources)
+	// What the receiver demonstrably gets is a floor under the estimate: when
+	// even the lowest layers keep the link full, each overuse cuts the estimate
+	// again (down to its minimum) although the rate we send cannot fall, and
+	// following it would suspend video the link carries (measured on 128 kb/s).
+	budget := max(link.Estimate(), link.Delivered())
+	out := bw.alloc.Allocate(now, budget, audio, sources)
 	link.SetDesired(bw.alloc.Desired() + stageHeadroom(sources, out))
 
 	bw.allocated = audio

@@ -150,7 +150,7 @@ describe('join and welcome', () => {
     expect(v?.init?.direction).toBe('sendonly');
     // no sender capabilities listing scalability modes here: no scalabilityMode
     expect(v?.init?.sendEncodings).toEqual([
-      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000 },
+      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000 },
       { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000 },
       { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000 },
     ]);
@@ -1083,7 +1083,7 @@ describe('simulcast', () => {
     const t = setup({ senderCodecs: vp8WithModes });
     await t.connect();
     expect(t.pcs().pub.transceivers[1]?.init?.sendEncodings).toEqual([
-      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000, scalabilityMode: 'L1T3' },
+      { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000, scalabilityMode: 'L1T3' },
       { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
       { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
     ]);
@@ -1157,7 +1157,7 @@ describe('simulcast', () => {
     expect(sender.active).toEqual([true, false, true]);
     expect(rids(sender.setCalls.at(-1)?.encodings ?? [])).toEqual(['q', 'f']);
     // other parameters are given back untouched
-    expect(sender.setCalls.at(-1)?.encodings.map((e) => e.maxBitrate)).toEqual([150_000, 500_000, 2_500_000]);
+    expect(sender.setCalls.at(-1)?.encodings.map((e) => e.maxBitrate)).toEqual([100_000, 500_000, 2_500_000]);
 
     t.ws().receive({ type: 'layers', active: ['f', 'q'] }); // the same set
     await flush();

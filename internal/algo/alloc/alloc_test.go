@@ -225,7 +225,7 @@ func TestWantChanges(t *testing.T) {
 }
 
 // A playing source whose lowest step stops fitting keeps it for SuspendAfter
-// before it is suspended, unless the budget is below half of it.
+// before it is suspended, SuspendFarBelowAfter when the budget is below half of it.
 func TestSuspendAfter(t *testing.T) {
 	cfg := DefaultConfig()
 	a := New(cfg)
@@ -245,8 +245,11 @@ func TestSuspendAfter(t *testing.T) {
 	}
 	b := New(cfg)
 	b.Allocate(t0, 200_000, 40_000, srcs)
-	if p := picks(b.Allocate(t0.Add(time.Second), 50_000, 40_000, srcs))[0]; p != (pick{-1, -1}) {
-		t.Fatalf("a budget below half the lowest step must suspend at once: %v", p)
+	if p := picks(b.Allocate(t0.Add(time.Second), 50_000, 40_000, srcs))[0]; p != (pick{0, 0}) {
+		t.Fatalf("a budget below half the lowest step suspended before its shorter grace: %v", p)
+	}
+	if p := picks(b.Allocate(t0.Add(time.Second+cfg.SuspendFarBelowAfter), 50_000, 40_000, srcs))[0]; p != (pick{-1, -1}) {
+		t.Fatalf("a budget below half the lowest step not suspended after %v: %v", cfg.SuspendFarBelowAfter, p)
 	}
 }
 
@@ -306,7 +309,7 @@ func TestOrderAndCleanup(t *testing.T) {
 func TestAllocateProperties(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	cfg := DefaultConfig()
-	cfg.SuspendAfter = 0 // tested separately: it keeps a lowest step over the budget for a while
+	cfg.SuspendAfter, cfg.SuspendFarBelowAfter = 0, 0 // tested separately: they keep a lowest step over the budget for a while
 	for round := 0; round < 200; round++ {
 		a := New(cfg)
 		n := 1 + rng.Intn(6)

@@ -107,6 +107,17 @@ func (e *Estimator) since(now time.Time) time.Duration {
 // Estimate returns the current estimate in bits per second.
 func (e *Estimator) Estimate() int { return e.estimate }
 
+// Delivered is the media (probes excluded) the receiver acknowledged over the
+// last AckedWindow, in bits per second by its clock: what the path carries of
+// what we send now, 0 before any feedback.
+func (e *Estimator) Delivered() int {
+	r, ok := e.ackedApp.rate(e.cfg.AckedWindow)
+	if !ok {
+		return 0
+	}
+	return int(r)
+}
+
 // OnSent records a packet sent with transport-wide sequence number seq and size
 // bytes on the wire (RTP header, extensions and payload; the estimate is in
 // the same units). probe marks padding or RTX sent because ProbeWanted asked.

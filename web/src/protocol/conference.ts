@@ -54,10 +54,13 @@ import {
 /**
  * The video encodings published by default (docs/protocol.md, "Simulcast"):
  * three VP8 simulcast encodings at ¼, ½ and full capture resolution, each with
- * three temporal layers where the browser supports `scalabilityMode`.
+ * three temporal layers where the browser supports `scalabilityMode`. The
+ * lowest is capped at 100 kb/s: its base temporal layer (7.5 fps, ~40 % of it)
+ * plus audio must fit a 128 kb/s link with room for repair; at 150 kb/s the
+ * link ran full and every loss froze the video (docs/adaptation.md).
  */
 export const SIMULCAST_ENCODINGS: readonly Readonly<SendEncodingLike>[] = [
-  { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 150_000, scalabilityMode: 'L1T3' },
+  { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000, scalabilityMode: 'L1T3' },
   { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
   { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
 ];
