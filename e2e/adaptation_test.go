@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/podium-sfu/podium/internal/bench"
+	"github.com/podium-sfu/podium/internal/server"
 )
 
 // The bandwidth adaptation scenarios of docs/adaptation.md: a 720p simulcast
@@ -21,6 +24,8 @@ import (
 // rig is one scenario's server, browsers and sampler.
 type rig struct {
 	t        *testing.T
+	srv      *server.Server
+	room     string
 	link     *Link
 	receiver *Browser
 	senderID string
@@ -50,7 +55,7 @@ func newRig(t *testing.T, room string) *rig {
 	if err := receiver.eval(fmt.Sprintf(`window.podium.stage(%q); true`, senderID), nil); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, link: link, receiver: receiver, senderID: senderID, start: time.Now()}
+	r := &rig{t: t, srv: srv, room: room, link: link, receiver: receiver, senderID: senderID, start: time.Now()}
 	r.s = startSampler(t, receiver, senderID)
 	r.marks = append(r.marks, mark{at: r.start})
 	return r
@@ -111,6 +116,7 @@ func (r *rig) report(scenario string, figures ...any) {
 		fmt.Fprintf(&b, " %v=%v", figures[i], figures[i+1])
 	}
 	r.t.Log(b.String())
+	r.t.Logf("SFU downlink to the receiver: %s", r.downlink())
 	dir := os.Getenv("PODIUM_ADAPTATION_DIR")
 	if dir == "" {
 		return
@@ -161,6 +167,34 @@ func (r *rig) write(dir, scenario, summary string) error {
 		}
 	}
 	return nil
+}
+
+// downlink is the receiver's downlink as the admin API reports it (repair and
+// probing counters included), without the per-video part.
+func (r *rig) downlink() string {
+	resp, err := http.Get(r.srv.URL() + "api/v1/rooms/" + r.room + "/participants")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Participants []struct {
+			Name     string         `json:"name"`
+			RTT      float64        `json:"rttSubscribeMs"`
+			Downlink map[string]any `json:"downlink"`
+		} `json:"participants"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		return err.Error()
+	}
+	for _, p := range got.Participants {
+		if p.Name == "Receiver" {
+			delete(p.Downlink, "videos")
+			b, _ := json.Marshal(p.Downlink)
+			return fmt.Sprintf("ICE RTT %.1f ms, %s", p.RTT, b)
+		}
+	}
+	return "receiver not found"
 }
 
 // capAt is the cap in force at t, in kb/s (0: none).

@@ -162,25 +162,30 @@ func TestRetransmissionBudget(t *testing.T) {
 }
 
 // TestNACKWindowFollowsRTT: a NACK less than one RTT after the packet was
-// (re)sent is ignored, and packets older than the window are not resent.
+// resent is ignored (the first is always answered), and packets older than the
+// window are not resent.
 func TestNACKWindowFollowsRTT(t *testing.T) {
 	l, vup, _, v, rec := linkedPair(t)
 	l.SetRTT(100 * time.Millisecond)
 	bigStream(t, vup, 3) // packets 1..3 sent at t0, +1 ms, +2 ms
 	rec.reset()
 	v.HandleRTCP(t0.Add(50*time.Millisecond), nacks(2))
-	if n := len(rec.packets()); n != 0 {
-		t.Fatalf("NACK within one RTT of the send answered (%d packets)", n)
+	if n := len(rec.packets()); n != 1 {
+		t.Fatalf("first NACK, within one RTT of the send: %d retransmissions, want 1", n)
+	}
+	v.HandleRTCP(t0.Add(100*time.Millisecond), nacks(2))
+	if n := len(rec.packets()); n != 1 {
+		t.Fatalf("NACK within one RTT of the resend answered (%d retransmissions)", n)
 	}
 	v.HandleRTCP(t0.Add(150*time.Millisecond), nacks(2))
-	if n := len(rec.packets()); n != 1 {
-		t.Fatalf("NACK one RTT after the send: %d retransmissions, want 1", n)
+	if n := len(rec.packets()); n != 2 {
+		t.Fatalf("NACK one RTT after the resend: %d retransmissions, want 2", n)
 	}
 	// The window is max(300 ms, 4 RTT) = 400 ms from the first send.
 	v.HandleRTCP(t0.Add(390*time.Millisecond), nacks(3))
 	v.HandleRTCP(t0.Add(420*time.Millisecond), nacks(1))
-	if n := len(rec.packets()); n != 2 {
-		t.Fatalf("%d retransmissions, want 2 (packet 1 is past the window)", n)
+	if n := len(rec.packets()); n != 3 {
+		t.Fatalf("%d retransmissions, want 3 (packet 1 is past the window)", n)
 	}
 	if s := l.Stats(); s.RetransmitsSkipped != 2 {
 		t.Fatalf("skipped %d NACKs, want 2", s.RetransmitsSkipped)

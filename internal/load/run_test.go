@@ -38,19 +38,20 @@ func TestMeetingAgainstServer(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	// The SFU asks every sender for h only (layers; unneeded encodings go off
-	// after 5 s), and the senders follow.
+	// The SFU asks every sender for q and h only (layers; unneeded encodings go
+	// off after 5 s; under bandwidth adaptation the encodings below the one a
+	// receiver shows stay on), and the senders follow.
 	deadline = time.Now().Add(20 * time.Second)
 	for _, p := range r.parts {
 		for {
 			done := make(chan []string, 1)
 			p.snd.post(func(src *source) { done <- src.activeRIDs() })
 			rids := <-done
-			if len(rids) == 1 && rids[0] == "h" {
+			if len(rids) == 2 && rids[0] == "q" && rids[1] == "h" {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s sends %v, want [h]", p.spec.Name, rids)
+				t.Fatalf("%s sends %v, want [q h]", p.spec.Name, rids)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}

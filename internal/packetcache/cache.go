@@ -49,6 +49,7 @@ type slot struct {
 	n        int
 	storedAt time.Time // first sent
 	sentAt   time.Time // last sent
+	resent   bool      // sent again at least once
 }
 
 // origin is the extended number of the first stored packet's cycle. It keeps
@@ -165,17 +166,21 @@ func (c *Cache) MarkResent(seq uint16, now time.Time) bool {
 }
 
 // Resend answers one NACKed packet: it copies packet seq into dst and marks
-// it resent at now, unless the packet was (re)sent less than rtt before now,
-// or first stored more than maxAge before now (0: no limit). A NACK that soon
-// was sent before the receiver could have seen the last copy, so resending
-// would only duplicate it (thesis ch. 8); a packet that old arrives too late
-// to be played, so resending it only adds to a congested link.
+// it resent at now, unless it was already resent less than rtt before now, or
+// first stored more than maxAge before now (0: no limit). A NACK that soon
+// after a resend was sent before the receiver could have seen that copy, so
+// resending would only duplicate it (thesis ch. 8); a packet that old arrives
+// too late to be played, so resending it only adds to a congested link. The
+// first NACK is always answered: a receiver reports a gap as soon as the next
+// packet arrives, often sooner than a measured round trip (which includes the
+// peer's processing) after the original send, and ignoring it cost a 5 % lossy
+// link 6 fps.
 func (c *Cache) Resend(seq uint16, dst []byte, now time.Time, rtt, maxAge time.Duration) (n int, ok bool) {
 	s := c.lookup(seq)
-	if s == nil || len(dst) < s.n || now.Sub(s.sentAt) < rtt || maxAge > 0 && now.Sub(s.storedAt) > maxAge {
+	if s == nil || len(dst) < s.n || s.resent && now.Sub(s.sentAt) < rtt || maxAge > 0 && now.Sub(s.storedAt) > maxAge {
 		return 0, false
 	}
-	s.sentAt = now
+	s.sentAt, s.resent = now, true
 	off := int(s.ext&c.mask) * c.slotSize
 	return copy(dst, c.buf[off:off+s.n]), true
 }

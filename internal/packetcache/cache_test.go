@@ -197,14 +197,14 @@ func TestResend(t *testing.T) {
 	dst := make([]byte, 16)
 	mustStore(t, c, 5, pkt(5, 4), ms(0))
 
-	if _, ok := c.Resend(5, dst, ms(50), rtt, 0); ok {
-		t.Fatal("resent within one RTT of the first send")
+	if n, ok := c.Resend(5, dst, ms(50), rtt, 0); !ok || !bytes.Equal(dst[:n], pkt(5, 4)) {
+		t.Fatalf("first NACK, within one RTT of the send: Resend = % x %v, want the packet", dst[:n], ok)
 	}
-	if n, ok := c.Resend(5, dst, ms(100), rtt, 0); !ok || !bytes.Equal(dst[:n], pkt(5, 4)) {
-		t.Fatalf("Resend after one RTT = % x %v", dst[:n], ok)
-	}
-	if _, ok := c.Resend(5, dst, ms(150), rtt, 0); ok {
+	if _, ok := c.Resend(5, dst, ms(100), rtt, 0); ok {
 		t.Fatal("resent within one RTT of the last resend")
+	}
+	if n, ok := c.Resend(5, dst, ms(150), rtt, 0); !ok || !bytes.Equal(dst[:n], pkt(5, 4)) {
+		t.Fatalf("Resend one RTT after the last resend = % x %v", dst[:n], ok)
 	}
 	if !c.MarkResent(5, ms(300)) {
 		t.Fatal("MarkResent of a cached packet failed")

@@ -107,6 +107,16 @@ func (e *Estimator) since(now time.Time) time.Duration {
 // Estimate returns the current estimate in bits per second.
 func (e *Estimator) Estimate() int { return e.estimate }
 
+// RTT is the round trip measured from transport-wide feedback (send to the
+// report that acknowledged it, smoothed), 0 before any. It includes the
+// receiver's feedback interval, so it reads a little high, never far off.
+func (e *Estimator) RTT() time.Duration {
+	if !e.haveRTT {
+		return 0
+	}
+	return e.rtt
+}
+
 // Delivered is the media (probes excluded) the receiver acknowledged over the
 // last AckedWindow, in bits per second by its clock: what the path carries of
 // what we send now, 0 before any feedback.
