@@ -254,6 +254,16 @@ func TestSuspendAfter(t *testing.T) {
 }
 
 // Desired is what would give every source what it shows, with the margin and
+// audio; nothing once every source gets that.
+func TestDesiredZeroWhenNothingIsHeldBack(t *testing.T) {
+	a := New(DefaultConfig())
+	a.Allocate(t0, 10_000_000, 40_000, []Source{src("s", 0, stage), src("a", 1, thumb)})
+	if a.Desired() != 0 {
+		t.Errorf("Desired %d with every source on its top step, want 0", a.Desired())
+	}
+}
+
+// Desired is what would give every source what it shows, with the margin and
 // audio.
 func TestDesired(t *testing.T) {
 	a := New(DefaultConfig())
