@@ -1,6 +1,7 @@
 package room
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -14,12 +15,33 @@ import (
 // statsInterval is how often a receiver is sent its downlink stats.
 const statsInterval = time.Second
 
+// keptSwitches is how many recent switch events a receiver's stats keep.
+const keptSwitches = 16
+
+// SwitchEvent is one change of what a receiver gets of a video: layers are
+// "encoding/temporal" ("2/2": the top of L1T3 simulcast), or "suspended".
+type SwitchEvent struct {
+	At       time.Time `json:"at"`
+	Source   string    `json:"source"`
+	From     string    `json:"from"`
+	To       string    `json:"to"`
+	Estimate int       `json:"estimate"` // the budget it was decided under, bits/s
+}
+
+func layerName(a alloc.Allocation) string {
+	if a.Suspended {
+		return "suspended"
+	}
+	return fmt.Sprintf("%d/%d", a.Encoding, a.MaxTemporal)
+}
+
 // bandwidthState is a receiver's layer allocation under its bandwidth estimate.
 type bandwidthState struct {
 	alloc     *alloc.Allocator
 	last      map[string]alloc.Allocation // by source, as last applied
 	allocated int                         // bits/s of the last allocation, audio included
 	switches  int                         // allocation changes of a playing video since join
+	events    []SwitchEvent               // the latest keptSwitches of them, oldest first
 	suspended []string                    // last told to the client
 	told      bool
 	nextStats time.Time
@@ -75,6 +97,10 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		if prev, ok := bw.last[a.ID]; ok && (prev.Bitrate > 0 || prev.Suspended) &&
 			(prev.Encoding != a.Encoding || prev.MaxTemporal != a.MaxTemporal || prev.Suspended != a.Suspended) {
 			bw.switches++
+			if len(bw.events) == keptSwitches {
+				bw.events = append(bw.events[:0], bw.events[1:]...)
+			}
+			bw.events = append(bw.events, SwitchEvent{At: now, Source: a.ID, From: layerName(prev), To: layerName(a), Estimate: budget})
 		}
 		bw.last[a.ID] = a
 	}

@@ -194,6 +194,8 @@ type DownlinkStats struct {
 	Retransmits        uint64  `json:"retransmits"`
 	RetransmitsDropped uint64  `json:"retransmitsOverBudget"`
 	NACKsSkipped       uint64  `json:"nacksSkipped"`
+	// SwitchEvents are its latest layer switches, oldest first.
+	SwitchEvents []SwitchEvent `json:"switchEvents"`
 }
 
 // PublishedTrack is one received track (one simulcast encoding).
@@ -267,7 +269,8 @@ func (s *state) stats(name string, now time.Time) Stats {
 			p.Downlink = &DownlinkStats{Stats: s.downlinkStats(now, m, l), DelayBased: e.DelayBased, LossBased: e.LossBased,
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
-				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped}
+				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped,
+				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
 		}
 		st.Totals.Bandwidth.addReceiver(m)
 		st.Participants = append(st.Participants, p)
