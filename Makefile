@@ -9,7 +9,7 @@ WEB_SRC := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs we
 
 FUZZTIME ?= 3s
 
-.PHONY: run build web test test-go test-web vet bench-short fuzz-short clean
+.PHONY: run build web test test-go test-web test-shaped vet bench-short fuzz-short clean
 
 run: build
 	./$(BIN) serve $(ARGS)
@@ -37,10 +37,17 @@ vet:
 # server code over real connections). Then the browser tests alone and without it:
 # they measure timings (switch within 2 s, 1280x720 within 1 s) with three
 # Chromiums on two cores, where the detector's slowdown of the server would be
-# measured too. They need the built client (embedded) and Debian's chromium.
+# measured too. They need the built client (embedded) and Debian's chromium. The
+# slow ones put a browser behind a tc-shaped link (TestAdaptation*, TestShaped*:
+# about 5 minutes, root, ip and tc); -short skips them, make test runs them.
 test-go: web
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
-	$(GO) test -count=1 -timeout 20m -p 1 ./e2e/...
+	$(GO) test -count=1 -timeout 30m -p 1 ./e2e/...
+
+# Only the bandwidth adaptation scenarios; ADAPTATION_DIR=docs/adaptation also
+# writes their CSV and plots (docs/adaptation.md).
+test-shaped: web
+	PODIUM_ADAPTATION_DIR=$(ADAPTATION_DIR) $(GO) test -count=1 -timeout 30m -p 1 -v -run 'TestAdaptation|TestShaped' ./e2e/
 
 # The benchmarks through the command line in a short mode (seconds), so they
 # cannot rot: the forwarding benchmark's parseable last line, and a tiny Last N

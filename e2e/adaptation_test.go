@@ -276,7 +276,8 @@ func TestAdaptationAt128kbps(t *testing.T) {
 
 // A steady cap just above what the top layer needs: after settling, no layer
 // switch in 60 s. Run at 3 Mb/s and at a cap computed from the measured rate of
-// the top layer.
+// the top layer, that one reached from a 500 kb/s dip so that the estimate and
+// the upgrade have to settle at it.
 func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 	r := newRig(t, "e2e-adapt-steady")
 	r.steady(45 * time.Second)
@@ -291,6 +292,12 @@ func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 	// margin over an estimate that settles near 90 % of a tbf's rate.
 	tight := (need*125/100 + 999) / 1000
 	for _, kbps := range []int{3000, tight} {
+		if kbps == tight {
+			// Reach the tight cap from below, as after a dip: the estimate must
+			// converge up to it, and the upgrade to the top layer must stick.
+			r.cap(500)
+			time.Sleep(5 * time.Second)
+		}
 		capped := r.cap(kbps)
 		settle := capped.Add(15 * time.Second)
 		time.Sleep(time.Until(settle.Add(60 * time.Second)))
