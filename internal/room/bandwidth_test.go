@@ -1,10 +1,13 @@
 package room
 
 import (
+	"encoding/binary"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/algo/bwe"
@@ -43,5 +46,110 @@ func TestLowerEncodingsStayOnUnderBandwidthAdaptation(t *testing.T) {
 	if got, _ := viewer.last(signal.TypeStats); !strings.Contains(got, `"estimate":1000000`) || !strings.Contains(got, `"switches":0`) ||
 		!strings.Contains(got, `"pub":{"encoding":2`) {
 		t.Errorf("stats %q, want the start estimate, no switch, and pub on encoding 2 (nothing sends yet: the one it shows)", got)
+	}
+}
+
+// vp8Packet is a minimal VP8 RTP packet of size bytes: a frame's first packet,
+// a keyframe or not.
+func vp8Packet(seq uint16, ts uint32, key bool, size int) []byte {
+	b := make([]byte, size)
+	b[0], b[1] = 0x80, 0x80|96
+	binary.BigEndian.PutUint16(b[2:], seq)
+	binary.BigEndian.PutUint32(b[4:], ts)
+	binary.BigEndian.PutUint32(b[8:], 7)
+	frame := []byte{0x10, 0x51, 0x12, 0x00, 0xaa}
+	if key {
+		frame = []byte{0x10, 0x50, 0x42, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xb4, 0x00}
+	}
+	copy(b[12:], frame)
+	return b
+}
+
+// A receiver whose estimate cannot carry even the lowest layer has the video
+// suspended and is told so (suspended, stats); when its estimate recovers the
+// video comes back after the allocator's dwell.
+func TestSuspendedForBandwidth(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	pub := f.join("pub", false)
+	viewer := newFake("viewer")
+	cfg := bwe.DefaultConfig()
+	cfg.StartBitrate = cfg.MinBitrate // a receiver whose link carries next to nothing
+	viewer.link = forward.NewLink(cfg)
+	if _, _, err := f.hub.Join("r", viewer, signal.Participant{ID: "viewer", Name: "viewer"}); err != nil {
+		t.Fatal(err)
+	}
+	f.members["viewer"] = viewer
+	pkts := make(chan []byte)
+	q := forward.NewUpTrack(forward.UpTrackParams{
+		Source: "pub", Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: "q", Encoding: 0,
+		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
+		SendKeyframeRequest: func(uint32) error { return nil },
+		Read: func(b []byte) (int, error) {
+			p, ok := <-pkts
+			if !ok {
+				return 0, io.EOF
+			}
+			return copy(b, p), nil
+		},
+	})
+	f.room.Publish(pub, q)
+	go q.Run()
+	// A 30 fps stream of 500-byte frames (about 120 kb/s) for the whole test.
+	stop := make(chan struct{})
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		defer close(pkts)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case pkts <- vp8Packet(uint16(i), uint32(i*3000), i == 0, 500):
+			}
+			time.Sleep(33 * time.Millisecond)
+		}
+	}()
+	defer func() { close(stop); <-fed }()
+
+	// The stream's measured rate ramps up over its 2 s window, so it first fits
+	// and plays; once it needs over twice the budget it is suspended after
+	// SuspendFarBelowAfter (3 s).
+	suspended := func() string { got, _ := viewer.last(signal.TypeSuspended); return got }
+	deadline := time.Now().Add(7 * time.Second)
+	for suspended() != `{"ids":["pub"]}` {
+		if time.Now().After(deadline) {
+			t.Fatalf("suspended %q after 7 s at 30 kb/s, want pub", suspended())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// stats follows within its 1 s period.
+	deadline = time.Now().Add(1500 * time.Millisecond)
+	for {
+		got, _ := viewer.last(signal.TypeStats)
+		if strings.Contains(got, `"estimate":30000`) && strings.Contains(got, `"pub":{"encoding":-1`) && strings.Contains(got, `"suspended":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %q, want the 30 kb/s estimate and pub suspended", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	var down *forward.DownTrack
+	viewer.mu.Lock()
+	for d := range viewer.downs {
+		if d.Kind() == webrtc.RTPCodecTypeVideo {
+			down = d
+		}
+	}
+	viewer.mu.Unlock()
+	// A REMB of 5 Mb/s sets the estimate (no transport-wide feedback here).
+	down.HandleRTCP(time.Now(), []rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: 5_000_000}})
+	deadline = time.Now().Add(5 * time.Second)
+	for suspended() != `{"ids":[]}` {
+		if time.Now().After(deadline) {
+			t.Fatalf("suspended %q 5 s after the estimate rose to 5 Mb/s, want none", suspended())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -39,6 +39,9 @@ func (f *fakeMember) AddDownTrack(d *forward.DownTrack) {
 	f.mu.Lock()
 	f.downs[d] = true
 	f.mu.Unlock()
+	if f.link != nil {
+		d.SetLink(f.link)
+	}
 }
 func (f *fakeMember) RemoveDownTrack(d *forward.DownTrack) {
 	f.mu.Lock()
