@@ -103,7 +103,7 @@ func DefaultConfig() Config {
 	return Config{
 		UpMargin:             0.05,
 		DownMargin:           0.10,
-		Dwell:                2500 * time.Millisecond,
+		Dwell:                1500 * time.Millisecond,
 		FailWindow:           5 * time.Second,
 		MaxDwell:             30 * time.Second,
 		ResetAfter:           60 * time.Second,

@@ -180,10 +180,10 @@ func TestBackoff(t *testing.T) {
 		alloc(1_000_000) // fails a second after the upgrade
 		now += 100 * time.Millisecond
 	}
-	want := []time.Duration{2500, 5000, 10000, 20000, 30000, 30000}
+	want := []time.Duration{1500, 3000, 6000, 12000, 24000, 30000}
 	for i := range want {
 		if waits[i] != want[i]*time.Millisecond {
-			t.Fatalf("waits %v, want %v ms", waits, want)
+			t.Fatalf("waits %v, want %v (ms)", waits, want)
 		}
 	}
 	// A long quiet time resets the dwell.
