@@ -15,23 +15,37 @@ import (
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
+// joinLinked joins a receiver whose connection has congestion control.
+func (f *fixture) joinLinked(id string, cfg bwe.Config) *fakeMember {
+	f.t.Helper()
+	m := newFake(id)
+	m.link = forward.NewLink(cfg)
+	if _, _, err := f.hub.Join("r", m, signal.Participant{ID: id, Name: id}); err != nil {
+		f.t.Fatal(err)
+	}
+	f.members[id] = m
+	return m
+}
+
+// encodingUp is one simulcast encoding of source's video; read feeds it (nil:
+// nothing arrives).
+func encodingUp(source, rid string, read func([]byte) (int, error)) *forward.UpTrack {
+	return forward.NewUpTrack(forward.UpTrackParams{
+		Source: source, Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: rid, Encoding: EncodingIndex(rid),
+		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
+		SendKeyframeRequest: func(uint32) error { return nil },
+		Read:                read,
+	})
+}
+
 // With bandwidth adaptation, a receiver that shows a source large keeps the
 // encodings below that one on at the sender: they are where a degrading link
 // moves it at once. It is told what is suspended and how its downlink fares.
 func TestLowerEncodingsStayOnUnderBandwidthAdaptation(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	pub := f.join("pub", false)
-	viewer := newFake("viewer")
-	viewer.link = forward.NewLink(bwe.DefaultConfig())
-	if _, _, err := f.hub.Join("r", viewer, signal.Participant{ID: "viewer", Name: "viewer"}); err != nil {
-		t.Fatal(err)
-	}
-	f.members["viewer"] = viewer
-	q := forward.NewUpTrack(forward.UpTrackParams{
-		Source: "pub", Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: "q", Encoding: 0,
-		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
-		SendKeyframeRequest: func(uint32) error { return nil },
-	})
+	viewer := f.joinLinked("viewer", bwe.DefaultConfig())
+	q := encodingUp("pub", "q", nil)
 	start := time.Now()
 	f.room.DeclareEncodings(pub, []string{"q", "h", "f"})
 	f.room.Publish(pub, q)
@@ -71,26 +85,16 @@ func vp8Packet(seq uint16, ts uint32, key bool, size int) []byte {
 func TestSuspendedForBandwidth(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	pub := f.join("pub", false)
-	viewer := newFake("viewer")
 	cfg := bwe.DefaultConfig()
 	cfg.StartBitrate = cfg.MinBitrate // a receiver whose link carries next to nothing
-	viewer.link = forward.NewLink(cfg)
-	if _, _, err := f.hub.Join("r", viewer, signal.Participant{ID: "viewer", Name: "viewer"}); err != nil {
-		t.Fatal(err)
-	}
-	f.members["viewer"] = viewer
+	viewer := f.joinLinked("viewer", cfg)
 	pkts := make(chan []byte)
-	q := forward.NewUpTrack(forward.UpTrackParams{
-		Source: "pub", Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: "q", Encoding: 0,
-		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
-		SendKeyframeRequest: func(uint32) error { return nil },
-		Read: func(b []byte) (int, error) {
-			p, ok := <-pkts
-			if !ok {
-				return 0, io.EOF
-			}
-			return copy(b, p), nil
-		},
+	q := encodingUp("pub", "q", func(b []byte) (int, error) {
+		p, ok := <-pkts
+		if !ok {
+			return 0, io.EOF
+		}
+		return copy(b, p), nil
 	})
 	f.room.Publish(pub, q)
 	go q.Run()

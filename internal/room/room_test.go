@@ -338,11 +338,7 @@ func TestLayersCountDeclaredEncodings(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	pub := f.join("pub", false)
 	viewer := f.join("viewer", false)
-	q := forward.NewUpTrack(forward.UpTrackParams{
-		Source: "pub", Kind: webrtc.RTPCodecTypeVideo, SSRC: 7, RID: "q", Encoding: 0,
-		Codec:               webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8},
-		SendKeyframeRequest: func(uint32) error { return nil },
-	})
+	q := encodingUp("pub", "q", nil)
 	start := time.Now()
 	f.room.DeclareEncodings(pub, []string{"q", "h", "f"})
 	f.room.Publish(pub, q)
