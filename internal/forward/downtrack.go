@@ -49,7 +49,6 @@ type DownTrack struct {
 	temporal      int                            // highest temporal layer wanted
 	hdr           rtp.Header                     // scratch, reused for every write
 	out           []byte                         // video: the rewritten packet
-	twccExt       uint8                          // negotiated transport-cc extension id (0: none)
 	rtxBuf        []byte                         // a cached packet being resent
 	rtxOut        []byte                         // its RTX payload
 	cache         *packetcache.Cache
@@ -269,14 +268,10 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.twccExt = 0
 	for _, x := range ctx.HeaderExtensions() {
-		if x.URI == TransportCCURI {
-			d.twccExt = uint8(x.ID)
+		if l := d.link.Load(); l != nil && x.URI == TransportCCURI {
+			l.setExtension(uint8(x.ID)) // the same id for every track of the connection
 		}
-	}
-	if l := d.link.Load(); l != nil && d.twccExt != 0 {
-		l.setExtension(d.twccExt)
 	}
 	d.bound = true
 	d.writer = ctx.WriteStream()
