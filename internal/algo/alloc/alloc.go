@@ -141,6 +141,8 @@ type state struct {
 	upSince   time.Time
 	dwell     time.Duration
 	lastUp    time.Time
+	upVideo   int // the video budget the last upgrade was made under
+	upRate    int // and the rate of the step it went to
 	lastFail  time.Time
 	short     time.Time // since when its lowest step has not fit; zero: it fits
 	seen      uint64
@@ -368,7 +370,7 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		// back: no reason to wait.
 		k = a.up[i]
 		st.pending = false
-		st.lastUp = now
+		st.lastUp, st.upVideo, st.upRate = now, video, lad[k].rate
 	default:
 		if !st.pending {
 			st.pending, st.upSince = true, now
@@ -380,7 +382,7 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		if due := st.upSince.Add(dwell); !now.Before(due) {
 			k = a.up[i]
 			st.pending = false
-			st.lastUp = now
+			st.lastUp, st.upVideo, st.upRate = now, video, lad[k].rate
 		} else if a.next.IsZero() || due.Before(a.next) {
 			a.next = due
 		}
@@ -405,6 +407,16 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		}
 	} else if k >= 0 {
 		st.short = time.Time{}
+	}
+	if !fresh && k < min(prev, len(lad)-1) && prev >= 0 && !st.lastUp.IsZero() &&
+		now.Sub(st.lastUp) < a.cfg.FailWindow && video >= st.upVideo && lad[prev].rate > st.upRate {
+		// Soon after an upgrade, with a budget no lower than the one it was
+		// made under, the layer's measured rate rose: that is the new layer's
+		// keyframe in the measurement, not congestion, which the estimate
+		// would show.
+		// Measured on a tight link: upgrades undone 0.25 s later, at an
+		// unchanged estimate, three times a minute.
+		k = prev
 	}
 	if !fresh && k < min(prev, len(lad)-1) && prev >= 0 {
 		// A downgrade for bandwidth. Soon after an upgrade it is a failed upgrade.

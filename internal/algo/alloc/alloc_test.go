@@ -375,3 +375,28 @@ func BenchmarkAllocate(b *testing.B) {
 		a.Allocate(t0.Add(time.Duration(i)*100*time.Millisecond), 2_000_000+i%5*300_000, 40_000, srcs)
 	}
 }
+
+// Right after an upgrade the new layer's keyframe raises its measured rate: at
+// an unchanged budget that is no reason to go back down; a lower budget is.
+func TestUpgradeKeyframeDoesNotUndoIt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget int
+		want   pick
+	}{{"same budget", 2_900_000, pick{2, 2}}, {"lower budget", 2_500_000, pick{1, 2}}} {
+		a := New(DefaultConfig())
+		s := src("s", 0, stage)
+		a.Allocate(t0, 1_000_000, 40_000, []Source{s}) // starts on h
+		a.Allocate(t0.Add(time.Second), 2_900_000, 40_000, []Source{s})
+		if p := picks(a.Allocate(t0.Add(3*time.Second), 2_900_000, 40_000, []Source{s}))[0]; p != (pick{2, 2}) {
+			t.Fatalf("%s: not upgraded to the top layer at 2.9 Mb/s: %v", tc.name, p)
+		}
+		hot := src("s", 0, stage)
+		for i := range hot.Layers[2].Bitrate {
+			hot.Layers[2].Bitrate[i] = hot.Layers[2].Bitrate[i] * 13 / 10 // its keyframe in the 2 s window
+		}
+		if p := picks(a.Allocate(t0.Add(3500*time.Millisecond), tc.budget, 40_000, []Source{hot}))[0]; p != tc.want {
+			t.Errorf("%s: %v after the keyframe, want %v", tc.name, p, tc.want)
+		}
+	}
+}
