@@ -160,6 +160,23 @@ func (d *DownTrack) SetLayer(encoding, temporal int) {
 	d.retargetLocked()
 }
 
+// ShedLayer is SetLayer for a downgrade forced by bandwidth: the encoding being
+// forwarded, when above the new one, stops at once instead of at the new
+// one's keyframe, which would otherwise queue behind it on the congested link
+// (freezing the video longer than the switch needs).
+func (d *DownTrack) ShedLayer(encoding, temporal int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.proj == nil {
+		return
+	}
+	d.layer, d.temporal = encoding, temporal
+	if cur := d.proj.Current(); cur > encoding {
+		d.proj.EncodingStopped(cur)
+	}
+	d.retargetLocked()
+}
+
 // Layers reports the wanted encoding and the one being forwarded (-1: none yet).
 func (d *DownTrack) Layers() (target, current int) {
 	d.mu.Lock()

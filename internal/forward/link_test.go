@@ -7,6 +7,7 @@ import (
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/algo/bwe"
 )
@@ -227,5 +228,40 @@ func TestProbePaddingBetweenFrames(t *testing.T) {
 	}
 	if s := l.Stats(); s.ProbePackets != 4 {
 		t.Errorf("probe packets %d, want 4", s.ProbePackets)
+	}
+}
+
+// TestShedLayerStopsTheHigherEncodingAtOnce: a bandwidth downgrade drops the
+// encoding being forwarded right away, and the stream resumes, continuous, at
+// the lower encoding's keyframe.
+func TestShedLayerStopsTheHigherEncodingAtOnce(t *testing.T) {
+	rec := &recorder{}
+	low := NewUpTrack(UpTrackParams{Source: "pSender", Kind: webrtc.RTPCodecTypeVideo, SSRC: 0x31, Codec: vp8Codec, RID: "q", Encoding: 0,
+		SendKeyframeRequest: func(uint32) error { return nil }})
+	high := NewUpTrack(UpTrackParams{Source: "pSender", Kind: webrtc.RTPCodecTypeVideo, SSRC: 0x33, Codec: vp8Codec, RID: "f", Encoding: 2,
+		SendKeyframeRequest: func(uint32) error { return nil }})
+	d := NewDownTrack(high, "r")
+	d.Attach(low)
+	if _, err := d.Bind(videoContext(0xA, 0xB).withWriter(rec)); err != nil {
+		t.Fatal(err)
+	}
+	high.AddDown(d)
+	low.AddDown(d)
+	d.SetLayer(2, 2)
+	hs, ls := &video{t: t}, &video{t: t}
+	feed(t, high, hs.next(vp8Key, true), t0)
+	feed(t, high, hs.next(vp8Delta, true), t0.Add(33*time.Millisecond))
+	if n := len(rec.packets()); n != 2 {
+		t.Fatalf("%d packets of the top encoding forwarded, want 2", n)
+	}
+	d.ShedLayer(0, 2)
+	feed(t, high, hs.next(vp8Delta, true), t0.Add(66*time.Millisecond))
+	if n := len(rec.packets()); n != 2 {
+		t.Fatalf("the top encoding still forwarded after ShedLayer (%d packets)", n)
+	}
+	feed(t, low, ls.next(vp8Key, true), t0.Add(70*time.Millisecond))
+	pkts := rec.packets()
+	if len(pkts) != 3 || pkts[2].hdr.SequenceNumber != pkts[1].hdr.SequenceNumber+1 {
+		t.Fatalf("after the lower keyframe: %d packets, seqs %v; want it forwarded next in sequence", len(pkts), rec.seqs())
 	}
 }

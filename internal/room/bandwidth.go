@@ -8,6 +8,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/algo/alloc"
+	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -81,10 +82,12 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	bw.allocated = audio
 	var suspended []string
 	seen := make(map[string]bool, len(out))
-	for _, a := range out {
+	for i, a := range out {
 		seen[a.ID] = true
 		d := downs[a.ID]
-		if a.Encoding >= 0 {
+		if _, cur := d.Layers(); a.Encoding >= 0 && cur > a.Encoding && a.Encoding < wantCap(sources[i]) {
+			d.ShedLayer(a.Encoding, a.MaxTemporal) // down for bandwidth: stop the congesting layer now
+		} else if a.Encoding >= 0 {
 			d.SetLayer(a.Encoding, a.MaxTemporal)
 		}
 		d.SetSuspended(a.Suspended)
@@ -127,6 +130,15 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		m.m.Send(signal.TypeStats, s.downlinkStats(now, m, link))
 	}
 	return true
+}
+
+// wantCap is the encoding the receiver's view of src calls for, bandwidth aside.
+func wantCap(src alloc.Source) int {
+	encs := make([]layers.Encoding, len(src.Layers))
+	for i, l := range src.Layers {
+		encs[i] = layers.Encoding{Width: l.Width, Height: l.Height, Active: l.Active}
+	}
+	return layers.Choose(encs, src.Want, 0).Encoding
 }
 
 // stageHeadroom is what moving one more of the videos to the stage (its top
