@@ -86,9 +86,17 @@ type LinkStats struct {
 // NewLink returns a link whose estimator starts from cfg.
 func NewLink(cfg bwe.Config) *Link {
 	l := &Link{est: bwe.New(cfg)}
-	l.estimate.Store(int64(l.est.Estimate()))
+	l.publishLocked()
 	l.downs.Store(&[]*DownTrack{})
 	return l
+}
+
+// publishLocked copies what others read without mu out of the estimator,
+// after anything that may have changed it.
+func (l *Link) publishLocked() {
+	l.estimate.Store(int64(l.est.Estimate()))
+	l.delivered.Store(int64(l.est.Delivered()))
+	l.fbRTT.Store(int64(l.est.RTT()))
 }
 
 // Estimate is the current send-side bandwidth estimate in bits per second.
@@ -173,15 +181,13 @@ func (l *Link) handleRTCP(now time.Time, p rtcp.Packet) {
 			return
 		}
 		l.est.OnFeedback(now, l.fb)
-		l.estimate.Store(int64(l.est.Estimate()))
-		l.delivered.Store(int64(l.est.Delivered()))
-		l.fbRTT.Store(int64(l.est.RTT()))
+		l.publishLocked()
 		l.mu.Unlock()
 		l.stats.feedbacks.Add(1)
 	case *rtcp.ReceiverEstimatedMaximumBitrate:
 		l.mu.Lock()
 		l.est.OnREMB(now, int(min(p.Bitrate, float32(1<<31-1))))
-		l.estimate.Store(int64(l.est.Estimate()))
+		l.publishLocked()
 		l.mu.Unlock()
 	}
 }
@@ -244,7 +250,7 @@ func (l *Link) tick(now time.Time) time.Duration {
 		l.est.HandleTimeout(now)
 	}
 	rate, ok := l.est.ProbeWanted(now, int(l.desired.Load()))
-	l.estimate.Store(int64(l.est.Estimate()))
+	l.publishLocked()
 	if !ok {
 		l.probeDebt, l.probeAt = 0, now
 		l.mu.Unlock()

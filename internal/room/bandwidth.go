@@ -127,7 +127,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	}
 	if !now.Before(bw.nextStats) {
 		bw.nextStats = now.Add(statsInterval)
-		m.m.Send(signal.TypeStats, s.downlinkStats(now, m, link))
+		m.m.Send(signal.TypeStats, m.downlinkStats(link))
 	}
 	return true
 }
@@ -160,7 +160,7 @@ func stageHeadroom(sources []alloc.Source, out []alloc.Allocation) int {
 }
 
 // downlinkStats is what the client is told of its downlink.
-func (s *state) downlinkStats(now time.Time, m *member, link *forward.Link) signal.Stats {
+func (m *member) downlinkStats(link *forward.Link) signal.Stats {
 	st := signal.Stats{Estimate: link.Estimate(), Allocated: m.bw.allocated, Switches: m.bw.switches, Videos: map[string]signal.VideoStats{}}
 	for id, a := range m.bw.last {
 		enc := a.Encoding

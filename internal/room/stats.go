@@ -77,9 +77,19 @@ type BandwidthTotals struct {
 
 // addReceiver counts what adaptation did for m.
 func (b *BandwidthTotals) addReceiver(m *member) {
-	b.LayerSwitches += uint64(m.bw.switches)
+	var ls *forward.LinkStats
 	if l := m.m.Link(); l != nil {
-		ls := l.Stats()
+		s := l.Stats()
+		ls = &s
+	}
+	b.add(m, ls)
+}
+
+// add counts m's switches and, when it has congestion control, its link's
+// counters ls (read once by the caller).
+func (b *BandwidthTotals) add(m *member, ls *forward.LinkStats) {
+	b.LayerSwitches += uint64(m.bw.switches)
+	if ls != nil {
 		b.ProbeBytes += ls.ProbeBytes
 		b.RetransmitsDropped += ls.RetransmitsDropped
 	}
@@ -263,16 +273,18 @@ func (s *state) stats(name string, now time.Time) Stats {
 				st.Forwarding[d.Kind().String()]++
 			}
 		}
+		var linkStats *forward.LinkStats
 		if l := m.m.Link(); l != nil {
 			ls := l.Stats()
+			linkStats = &ls
 			e := ls.Estimator
-			p.Downlink = &DownlinkStats{Stats: s.downlinkStats(now, m, l), DelayBased: e.DelayBased, LossBased: e.LossBased,
+			p.Downlink = &DownlinkStats{Stats: m.downlinkStats(l), DelayBased: e.DelayBased, LossBased: e.LossBased,
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
 				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped,
 				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
 		}
-		st.Totals.Bandwidth.addReceiver(m)
+		st.Totals.Bandwidth.add(m, linkStats)
 		st.Participants = append(st.Participants, p)
 	}
 	return st
