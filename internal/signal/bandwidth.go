@@ -14,9 +14,9 @@ type Suspended struct {
 
 // Stats is the SFU's view of one receiver's downlink, sent about once a second.
 type Stats struct {
-	Estimate  int                   `json:"estimate"`  // send-side bandwidth estimate, bits/s (0: none yet)
+	Estimate  int                   `json:"estimate"`  // send-side bandwidth estimate, bits/s (the start value until feedback)
 	Allocated int                   `json:"allocated"` // bits/s the chosen layers take, audio included
-	Switches  int                   `json:"switches"`  // layer changes made for bandwidth since join
+	Switches  int                   `json:"switches"`  // changes of a playing or suspended video's layers since join
 	Videos    map[string]VideoStats `json:"videos"`    // by source participant id
 }
 

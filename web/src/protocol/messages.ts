@@ -265,11 +265,11 @@ export interface VideoStats {
 
 /** The SFU's view of our downlink: the body of a `stats` message. */
 export interface BandwidthStats {
-  /** The SFU's send-side bandwidth estimate, bits/s; 0 before the first. */
+  /** The SFU's send-side bandwidth estimate, bits/s (its start value until feedback moves it). */
   estimate: number;
   /** Bits/s of the layers chosen for us, audio included. */
   allocated: number;
-  /** Layer changes made for bandwidth since we joined. */
+  /** Changes of a playing or suspended video's layers since we joined (bandwidth or layout). */
   switches: number;
   /** By source participant id. */
   videos: Record<string, VideoStats>;
