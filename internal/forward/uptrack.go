@@ -50,8 +50,9 @@ type UpTrack struct {
 	lastArrival         atomic.Int64  // unix nanos of the newest packet
 	size                atomic.Uint32 // width<<16 | height from the newest keyframe
 	rate                rateMeter
-	temporalRate        [3]rateMeter // video: by VP8 temporal layer (TID)
-	levels              LevelRing    // audio levels for the speaker detector
+	temporalRate        [3]rateMeter    // video: by VP8 temporal layer (TID)
+	settledRates        [3]atomic.Int64 // TemporalBitrates when last measured over a full window
+	levels              LevelRing       // audio levels for the speaker detector
 	sr                  srStore
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
@@ -304,7 +305,28 @@ var nominalTemporalShare = [3]float64{0.4, 0.6, 1}
 // someone receives the encoding (others are dropped before parsing); until then
 // the total is split in the usual L1T3 proportions. A stream without temporal
 // layers has everything in layer 0.
+//
+// An encoding that stopped, or resumed less than a window ago, reports at least
+// the rates it had when last measured over a full window: a resumed encoding's
+// first moments are its keyframe or nothing at all, and the allocator must not
+// take that for what it will cost (measured: a 720p encoding switched back on
+// counted at the nominal 2.5 Mb/s instead of its 0.86 Mb/s, which held a video
+// the receiver had just enlarged at 360p for a whole dwell).
 func (u *UpTrack) TemporalBitrates(now time.Time) [3]int {
+	tl := u.measuredTemporal(now)
+	if u.rate.settled(now) {
+		for i, r := range tl {
+			u.settledRates[i].Store(int64(r))
+		}
+		return tl
+	}
+	for i := range tl {
+		tl[i] = max(tl[i], int(u.settledRates[i].Load()))
+	}
+	return tl
+}
+
+func (u *UpTrack) measuredTemporal(now time.Time) [3]int {
 	total := u.rate.bitrate(now)
 	var tl [3]int
 	sum := 0

@@ -77,7 +77,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	// following it would suspend video the link carries (measured on 128 kb/s).
 	budget := max(link.Estimate(), link.Delivered())
 	out := bw.alloc.Allocate(now, budget, audio, sources)
-	link.SetDesired(bw.alloc.Desired() + stageHeadroom(sources, out))
+	link.SetDesired(probeTarget(bw.alloc.Desired(), audio, sources, out, bw.alloc.Config().UpMargin))
 
 	bw.allocated = audio
 	var suspended []string
@@ -141,22 +141,27 @@ func wantCap(src alloc.Source) int {
 	return layers.Choose(encs, src.Want, 0).Encoding
 }
 
-// stageHeadroom is what moving one more of the videos to the stage (its top
-// encoding) would add to the allocation. Probing for it ahead of time lets a
-// video the receiver enlarges switch up at its next keyframe, instead of
-// after a probe and a dwell.
-func stageHeadroom(sources []alloc.Source, out []alloc.Allocation) int {
-	most := 0
+// probeTarget is the rate the prober climbs toward: what the allocator wants
+// (nothing once every video is on its top step), or more when a video would
+// take more on stage. Enlarging a video then finds its top encoding within
+// the estimate, with the allocator's upgrade margin, and switches up at its
+// next keyframe instead of after a probe and a dwell. Encodings switched off
+// because nobody shows them large count at their last measured rate:
+// enlarging the video turns them on.
+func probeTarget(desired, audio int, sources []alloc.Source, out []alloc.Allocation, upMargin float64) int {
+	allocated, headroom := 0, 0
 	for i, src := range sources {
 		top := 0
 		for _, l := range src.Layers {
-			if l.Active {
-				top = max(top, l.Bitrate[alloc.MaxTemporal])
-			}
+			top = max(top, l.Bitrate[alloc.MaxTemporal])
 		}
-		most = max(most, top-out[i].Bitrate)
+		allocated += out[i].Bitrate
+		headroom = max(headroom, top-out[i].Bitrate)
 	}
-	return most
+	if headroom == 0 {
+		return desired
+	}
+	return max(desired, audio+int(float64(allocated+headroom)*(1+upMargin)))
 }
 
 // downlinkStats is what the client is told of its downlink.
@@ -186,14 +191,15 @@ func (s *state) audioBitrate(now time.Time, m *member) int {
 }
 
 // allocLayers describes m's simulcast encodings for the allocator, with the
-// measured rate of each temporal layer.
+// measured rate of each temporal layer (for an encoding switched off, its rate
+// when last measured).
 func (m *member) allocLayers(now time.Time) []alloc.Layer {
 	encs := m.encodings(now)
 	ups := m.videoUps()
 	out := make([]alloc.Layer, len(encs))
 	for i, e := range encs {
 		out[i] = alloc.Layer{Width: e.Width, Height: e.Height, Active: e.Active}
-		if up := ups[i]; up != nil && e.Active {
+		if up := ups[i]; up != nil {
 			out[i].Bitrate = up.TemporalBitrates(now)
 		}
 	}

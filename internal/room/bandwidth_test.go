@@ -10,6 +10,7 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/algo/alloc"
 	"github.com/podium-sfu/podium/internal/algo/bwe"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -155,5 +156,39 @@ func TestSuspendedForBandwidth(t *testing.T) {
 			t.Fatalf("suspended %q 5 s after the estimate rose to 5 Mb/s, want none", suspended())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A receiver that shows a video small, while the sender's top encoding is off
+// because nobody shows it large, keeps the estimate probed to what enlarging it
+// would cost: the other videos as allocated, that video's top encoding at its
+// last measured rate, audio, and the allocator's upgrade margin.
+func TestProbeTargetCoversEnlargingAVideo(t *testing.T) {
+	const audio, margin = 70_000, 0.05
+	small := alloc.Source{ID: "small", Layers: []alloc.Layer{
+		{Width: 320, Height: 180, Active: true, Bitrate: [3]int{80_000, 120_000, 200_000}},
+		{Width: 640, Height: 360, Bitrate: [3]int{140_000, 210_000, 350_000}},
+		{Width: 1280, Height: 720, Bitrate: [3]int{360_000, 540_000, 900_000}}, // off, last measured
+	}}
+	staged := alloc.Source{ID: "staged", Layers: []alloc.Layer{
+		{Width: 320, Height: 180, Active: true, Bitrate: [3]int{80_000, 120_000, 200_000}},
+		{Width: 640, Height: 360, Active: true, Bitrate: [3]int{140_000, 210_000, 350_000}},
+	}}
+	sources := []alloc.Source{small, staged}
+	out := []alloc.Allocation{{ID: "small", Bitrate: 200_000}, {ID: "staged", Encoding: 1, MaxTemporal: 2, Bitrate: 350_000}}
+
+	// Nothing held back (the allocator's desire is 0): probe for the enlargement.
+	want := audio + int(float64(350_000+900_000)*(1+margin))
+	if got := probeTarget(0, audio, sources, out, margin); got != want {
+		t.Errorf("probe target %d, want %d (staged 350k + small's top 900k, +5 %%, + audio)", got, want)
+	}
+	// The allocator's own desire wins when larger.
+	if got := probeTarget(5_000_000, audio, sources, out, margin); got != 5_000_000 {
+		t.Errorf("probe target %d, want the allocator's 5000000", got)
+	}
+	// Every video already on the largest encoding it has: nothing to probe for.
+	out[0].Bitrate = 900_000
+	if got := probeTarget(0, audio, sources, out, margin); got != 0 {
+		t.Errorf("probe target %d with every video at its top, want 0", got)
 	}
 }

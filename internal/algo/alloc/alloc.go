@@ -37,7 +37,8 @@ type Layer struct {
 	// forwarding temporal layers 0..t (cumulative: TL0, TL0+1, TL0+1+2). A zero
 	// marks a temporal layer that is absent or not measured; when all are zero
 	// the allocator assumes nominal rates (150 kb/s, 500 kb/s, 2.5 Mb/s by
-	// encoding index, 40 / 60 / 100 % per temporal layer).
+	// encoding index, 40 / 60 / 100 % per temporal layer). An inactive
+	// encoding's rates, when known, are those it had when last measured.
 	Bitrate [MaxTemporal + 1]int
 }
 
@@ -179,6 +180,9 @@ func New(cfg Config) *Allocator {
 // second), or 0 when every source already gets that. Pass it to
 // bwe.Estimator.ProbeWanted.
 func (a *Allocator) Desired() int { return a.desired }
+
+// Config returns the allocator's parameters.
+func (a *Allocator) Config() Config { return a.cfg }
 
 // NextTimeout returns when a pending upgrade's dwell ends, so the owner can call
 // Allocate then; the zero Time means none is pending.
