@@ -12,8 +12,8 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/interceptor/pkg/nack"
 	"github.com/pion/interceptor/pkg/report"
-	"github.com/pion/interceptor/pkg/twcc"
 	"github.com/pion/logging"
+	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/forward"
@@ -45,6 +45,7 @@ type Engine struct {
 	tcpLn     net.Listener
 	publish   *webrtc.API
 	subscribe *webrtc.API
+	arrivals  *arrivals // transport-wide feedback of the publish connections
 }
 
 // NewEngine opens the media sockets. Close releases them.
@@ -58,13 +59,12 @@ func NewEngine(cfg Config) (*Engine, error) {
 		ice.UDPMuxFromPortWithReadBufferSize(4 << 20),
 		ice.UDPMuxFromPortWithWriteBufferSize(4 << 20),
 	}
-	if cfg.Stamps != nil {
-		n, err := newStampingNet(cfg.Stamps)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, ice.UDPMuxFromPortWithNet(n))
+	e.arrivals = newArrivals()
+	n, err := newObservingNet(e.arrivals, cfg.Stamps)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, ice.UDPMuxFromPortWithNet(n))
 	mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("media UDP port %d: %w", cfg.UDPPort, err)
@@ -80,7 +80,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.tcpMux = ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 64, Logger: logging.NewDefaultLoggerFactory().NewLogger("ice-tcp")})
 	}
 	settings := e.settings(keepIP)
-	if e.publish, err = newAPI(settings, publishInterceptors); err != nil {
+	if e.publish, err = newAPI(settings, publishInterceptors(e.arrivals)); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -177,19 +177,28 @@ type interceptorSet func(*webrtc.MediaEngine, *interceptor.Registry) error
 
 // publishInterceptors: on media we receive, the SFU terminates RTCP itself — it sends
 // receiver reports, NACKs its own losses to the sender, and returns transport-wide
-// congestion feedback so the browser's congestion control sees the uplink.
-func publishInterceptors(m *webrtc.MediaEngine, r *interceptor.Registry) error {
-	gen, err := nack.NewGeneratorInterceptor(nack.GeneratorSize(1024), nack.GeneratorInterval(20e6))
-	if err != nil {
-		return err
+// congestion feedback, with arrival times taken at the socket (arrivals), so the
+// browser's congestion control sees the uplink rather than our scheduling.
+func publishInterceptors(a *arrivals) interceptorSet {
+	return func(m *webrtc.MediaEngine, r *interceptor.Registry) error {
+		gen, err := nack.NewGeneratorInterceptor(nack.GeneratorSize(1024), nack.GeneratorInterval(20e6))
+		if err != nil {
+			return err
+		}
+		r.Add(gen)
+		rr, err := report.NewReceiverInterceptor()
+		if err != nil {
+			return err
+		}
+		r.Add(rr)
+		for _, kind := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
+			if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: sdp.TransportCCURI}, kind); err != nil {
+				return err
+			}
+		}
+		r.Add(twccFeedbackFactory{arrivals: a})
+		return nil
 	}
-	r.Add(gen)
-	rr, err := report.NewReceiverInterceptor()
-	if err != nil {
-		return err
-	}
-	r.Add(rr)
-	return webrtc.ConfigureTWCCSenderWithOptions(m, r, twcc.SendInterval(50e6))
 }
 
 // subscribeInterceptors: none. On media we send, sender reports are the senders'

@@ -192,7 +192,8 @@ func (s *state) audioBitrate(now time.Time, m *member) int {
 
 // allocLayers describes m's simulcast encodings for the allocator, with the
 // measured rate of each temporal layer (for an encoding switched off, its rate
-// when last measured).
+// when last measured). An encoding the sender was just told to switch back on
+// counts as active if it sent before.
 func (m *member) allocLayers(now time.Time) []alloc.Layer {
 	encs := m.encodings(now)
 	ups := m.videoUps()
@@ -200,6 +201,7 @@ func (m *member) allocLayers(now time.Time) []alloc.Layer {
 	for i, e := range encs {
 		out[i] = alloc.Layer{Width: e.Width, Height: e.Height, Active: e.Active}
 		if up := ups[i]; up != nil {
+			out[i].Active = e.Active || m.simulcast.resuming(i, now)
 			out[i].Bitrate = up.TemporalBitrates(now)
 		}
 	}

@@ -65,18 +65,30 @@ func TestLowerEncodingsStayOnUnderBandwidthAdaptation(t *testing.T) {
 }
 
 // vp8Packet is a minimal VP8 RTP packet of size bytes: a frame's first packet,
-// a keyframe or not.
+// a keyframe (320x180) or not.
 func vp8Packet(seq uint16, ts uint32, key bool, size int) []byte {
+	if key {
+		return vp8Keyframe(seq, ts, 320, 180, size)
+	}
+	b := vp8Header(seq, ts, size)
+	copy(b[12:], []byte{0x10, 0x51, 0x12, 0x00, 0xaa})
+	return b
+}
+
+// vp8Keyframe is the first packet of a width×height VP8 keyframe, size bytes.
+func vp8Keyframe(seq uint16, ts uint32, width, height, size int) []byte {
+	b := vp8Header(seq, ts, size)
+	copy(b[12:], []byte{0x10, 0x50, 0x42, 0x00, 0x9d, 0x01, 0x2a,
+		byte(width), byte(width >> 8), byte(height), byte(height >> 8)})
+	return b
+}
+
+func vp8Header(seq uint16, ts uint32, size int) []byte {
 	b := make([]byte, size)
 	b[0], b[1] = 0x80, 0x80|96
 	binary.BigEndian.PutUint16(b[2:], seq)
 	binary.BigEndian.PutUint32(b[4:], ts)
 	binary.BigEndian.PutUint32(b[8:], 7)
-	frame := []byte{0x10, 0x51, 0x12, 0x00, 0xaa}
-	if key {
-		frame = []byte{0x10, 0x50, 0x42, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xb4, 0x00}
-	}
-	copy(b[12:], frame)
 	return b
 }
 
@@ -190,5 +202,99 @@ func TestProbeTargetCoversEnlargingAVideo(t *testing.T) {
 	out[0].Bitrate = 900_000
 	if got := probeTarget(0, audio, sources, out, margin); got != 0 {
 		t.Errorf("probe target %d with every video at its top, want 0", got)
+	}
+}
+
+// runningEncoding is source's encoding rid, running on the packets next returns
+// every period (nil: no more, the encoding stops) until the test ends.
+func runningEncoding(t *testing.T, source, rid string, next func(i int) []byte, every time.Duration) *forward.UpTrack {
+	pkts := make(chan []byte)
+	stop := make(chan struct{})
+	fed := make(chan struct{})
+	up := encodingUp(source, rid, func(b []byte) (int, error) {
+		p, ok := <-pkts
+		if !ok {
+			return 0, io.EOF
+		}
+		return copy(b, p), nil
+	})
+	go up.Run()
+	go func() {
+		defer close(fed)
+		defer close(pkts)
+		for i := 0; ; i++ {
+			p := next(i)
+			if p == nil {
+				<-stop
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case pkts <- p:
+			}
+			time.Sleep(every)
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-fed })
+	return up
+}
+
+// A receiver that enlarges a video whose top encoding the sender had switched
+// off is pointed at that encoding as soon as the sender is told to switch it
+// back on: its first frame, a keyframe, is then the switch. If it does not come
+// within resumeGrace, the receiver is pointed back at what flows.
+func TestEnlargedVideoPointsAtTheResumingEncoding(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	pub := f.join("pub", false)
+	viewer := f.joinLinked("viewer", bwe.DefaultConfig())
+	f.room.DeclareEncodings(pub, []string{"q", "h", "f"})
+	q := runningEncoding(t, "pub", "q", func(i int) []byte { return vp8Packet(uint16(i), uint32(i*3000), i == 0, 300) }, 33*time.Millisecond)
+	// f sent three frames, then the sender switched it off.
+	full := runningEncoding(t, "pub", "f", func(i int) []byte {
+		if i == 3 {
+			return nil
+		}
+		return vp8Keyframe(uint16(i), uint32(i*3000), 1280, 720, 1000) // nobody wants it: not parsed
+	}, 33*time.Millisecond)
+	f.room.Publish(pub, q)
+	f.room.Publish(pub, full)
+	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 320, Height: 180, Role: "thumbnail"}})
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if full.Stats().Packets.Load() == 3 && !full.Active(time.Now(), activeWindow) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("f's three frames were not read")
+		}
+	}
+	target := func() (target int) {
+		f.room.do(func(s *state) {
+			target, _ = s.members["viewer"].videoDowns()["pub"].Layers()
+		})
+		return target
+	}
+	f.room.do(func(s *state) {
+		// h and f unneeded for long, and told off.
+		sc := &s.members["pub"].simulcast
+		sc.lastNeeded[1], sc.lastNeeded[2] = time.Time{}, time.Time{}
+		s.members["pub"].layersSent = []string{"q"}
+		s.maintainLayers(time.Now())
+	})
+	if got := target(); got != 0 {
+		t.Fatalf("target %d while shown small, want 0", got)
+	}
+
+	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 1280, Height: 720, Role: "stage"}})
+	if got, _ := pub.last(signal.TypeLayers); got != `{"active":["q","h","f"]}` {
+		t.Fatalf("layers %q after the viewer enlarged it, want f back on", got)
+	}
+	if got := target(); got != 2 {
+		t.Errorf("target %d right after the viewer enlarged it, want 2 (f, switched back on)", got)
+	}
+	time.Sleep(resumeGrace + 100*time.Millisecond)
+	f.room.do(func(s *state) { s.maintainLayers(time.Now()) })
+	if got := target(); got != 0 {
+		t.Errorf("target %d after f did not come back within %v, want 0 (what flows)", got, resumeGrace)
 	}
 }

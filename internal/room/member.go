@@ -47,6 +47,7 @@ type member struct {
 	forwardedN    int
 	toldForwarded bool
 	paused        bool                   // told to stop sending video
+	videoSince    time.Time              // when its first video track was published
 	layersSent    []string               // simulcast RIDs last told to keep sending
 	simulcast     simulcastState         // declared encodings, when each was last needed
 	constraints   map[string]layers.Want // how this member shows each source

@@ -35,6 +35,7 @@ type state struct {
 	dominant   string
 	levels     []forward.AudioLevel // scratch for draining level rings
 	nextLayers time.Time            // when maintainLayers is due
+	pauseCheck time.Time            // when a new sender's pause grace ends (zero: none)
 	keyframes  []keyframeAt         // preemptive keyframe requests not yet due
 	created    time.Time
 	retired    Totals // counters of tracks that ended here
@@ -170,6 +171,9 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 			return
 		}
 		pub.ups = append(pub.ups, up)
+		if up.Kind() == webrtc.RTPCodecTypeVideo && pub.videoSince.IsZero() {
+			pub.videoSince = time.Now()
+		}
 		up.SetMuted(pub.adminMuted(up.Kind()))
 		for _, o := range s.members {
 			if o != pub && o.perms.Subscribe {

@@ -44,6 +44,12 @@ func (s *state) reselect(now time.Time) {
 			continue
 		}
 		pause := s.settings.VideoPausing && !slices.Contains(needed, lastn.ID(m.info.ID))
+		if graceEnds := m.videoSince.Add(s.settings.PauseGrace); pause && now.Before(graceEnds) {
+			pause = false // still probing its uplink: paused when the grace ends
+			if s.pauseCheck.IsZero() || graceEnds.Before(s.pauseCheck) {
+				s.pauseCheck = graceEnds
+			}
+		}
 		if pause == m.paused {
 			continue
 		}

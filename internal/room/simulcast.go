@@ -23,12 +23,25 @@ const (
 	// told to stop it: switching it back on costs the sender a bandwidth ramp-up,
 	// and layouts change often (the stage follows the speaker).
 	layerOffDelay = 5 * time.Second
+	// resumeGrace is how long an encoding the sender was told to switch back on
+	// counts as available before it sends: a receiver that enlarges a video is
+	// pointed at it at once, so that its first frame, a keyframe, is the switch
+	// (no keyframe request, no intermediate layer). A sender that does not
+	// start it in time (its own bandwidth) leaves the receiver on what flows.
+	resumeGrace = time.Second
 )
 
 // simulcastState is what the room knows of a publisher's simulcast encodings.
 type simulcastState struct {
 	rids       [rewrite.MaxEncodings]string    // declared in the publish offer, by encoding
 	lastNeeded [rewrite.MaxEncodings]time.Time // when some receiver last needed each
+	resumedAt  [rewrite.MaxEncodings]time.Time // when the sender was last told to switch each back on
+}
+
+// resuming reports whether encoding i was switched back on less than
+// resumeGrace before now.
+func (sc *simulcastState) resuming(i int, now time.Time) bool {
+	return !sc.resumedAt[i].IsZero() && now.Sub(sc.resumedAt[i]) < resumeGrace
 }
 
 // encodings describes m's simulcast encodings as the layer choice needs them:
@@ -126,6 +139,7 @@ func (s *state) maintainLayers(now time.Time) {
 			}
 		}
 	}
+	resumed := false
 	for id, pub := range s.members {
 		sc := &pub.simulcast
 		if sc.rids == [len(sc.rids)]string{} || pub.paused {
@@ -141,8 +155,21 @@ func (s *state) maintainLayers(now time.Time) {
 			}
 		}
 		if len(active) > 0 && !slices.Equal(active, pub.layersSent) {
+			for _, rid := range active {
+				if pub.layersSent != nil && !slices.Contains(pub.layersSent, rid) { // switched back on
+					sc.resumedAt[EncodingIndex(rid)] = now
+					resumed = true
+				}
+			}
 			pub.layersSent = active
 			pub.m.Send(signal.TypeLayers, signal.Layers{Active: active})
+		}
+	}
+	if resumed {
+		// Point the receivers at what was just switched back on before its
+		// first keyframe arrives, not at the next tick.
+		for _, m := range s.members {
+			s.allocate(now, m, m.videoDowns())
 		}
 	}
 }

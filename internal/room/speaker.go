@@ -10,6 +10,10 @@ import (
 // tick runs what is due: layer maintenance and the speaker decision.
 func (s *state) tick() {
 	now := time.Now()
+	if !s.pauseCheck.IsZero() && !now.Before(s.pauseCheck) {
+		s.pauseCheck = time.Time{}
+		s.reselect(now) // a new sender's pause grace ended
+	}
 	if !now.Before(s.nextLayers) {
 		s.maintainLayers(now)
 		s.nextLayers = now.Add(layersInterval)

@@ -103,7 +103,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	_, _ = rand.Read(resumeKey)
 	limits := room.Limits{MaxRooms: cfg.MaxRooms, MaxParticipants: cfg.MaxParticipants}
 	s := &Server{cfg: cfg, log: log, engine: engine, ln: ln,
-		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing}, limits),
+		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
 		counters: session.NewCounters(), estimates: metrics.NewHist(estimateBounds...), started: time.Now()}
 	s.sessionCtx, s.cancelSessions = context.WithCancelCause(context.Background())

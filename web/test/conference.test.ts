@@ -774,6 +774,25 @@ describe('stats', () => {
     expect(st.outbound[1]).toMatchObject({ framesEncoded: 5, frameWidth: 320, qualityLimitationReason: 'none' });
     // `active` from the sender when the entry lacks it
     expect(st.outbound.map((o) => o.active)).toEqual([null, true]);
+    expect(st.uplinkEstimate).toBe(0); // no candidate pair reported
+  });
+
+  it('reports the uplink estimate of the selected candidate pair', async () => {
+    const t = setup();
+    await t.connect([bob]);
+    const { pub } = t.pcs();
+    pub.stats = [
+      { type: 'candidate-pair', id: 'CP1', nominated: true, state: 'succeeded', availableOutgoingBitrate: 300000 },
+      { type: 'candidate-pair', id: 'CP2', nominated: true, state: 'succeeded', availableOutgoingBitrate: 2500000 },
+      { type: 'transport', id: 'T1', selectedCandidatePairId: 'CP2' },
+    ];
+    expect((await t.conf.stats()).uplinkEstimate).toBe(2500000);
+    // without a transport entry: a nominated, succeeded pair
+    pub.stats = [
+      { type: 'candidate-pair', id: 'CP0', nominated: false, state: 'in-progress', availableOutgoingBitrate: 1 },
+      { type: 'candidate-pair', id: 'CP1', nominated: true, state: 'succeeded', availableOutgoingBitrate: 300000 },
+    ];
+    expect((await t.conf.stats()).uplinkEstimate).toBe(300000);
   });
 
   it('reports the encoding state of paused video', async () => {
@@ -802,6 +821,7 @@ describe('stats', () => {
     const st = await t.conf.stats();
     expect(st.inbound).toEqual([]);
     expect(st.outbound).toEqual([]);
+    expect(st.uplinkEstimate).toBe(0);
   });
 });
 

@@ -45,6 +45,7 @@ import { PeerLink } from './peer';
 import {
   inboundStats,
   outboundStats,
+  uplinkEstimate,
   parseTrackId,
   type ConferenceStats,
   type MediaKind,
@@ -547,7 +548,7 @@ export class Conference {
   /** Inbound stats per remote participant and outbound stats of the publish connection. */
   async stats(): Promise<ConferenceStats> {
     const s = this.session;
-    const result: ConferenceStats = { timestamp: this.clock.now(), inbound: [], outbound: [] };
+    const result: ConferenceStats = { timestamp: this.clock.now(), inbound: [], outbound: [], uplinkEstimate: 0 };
     if (!s) return result;
     const [sub, pub] = await Promise.all([
       s.subscribe ? s.subscribe.pc.getStats().catch(() => null) : null,
@@ -561,6 +562,7 @@ export class Conference {
         (kind, rid) => (kind === 'video' ? encodingActive(encodings, rid) : null),
         encodings?.map((e) => e.rid ?? '') ?? [],
       );
+      result.uplinkEstimate = uplinkEstimate(pub);
     }
     return result;
   }

@@ -62,6 +62,12 @@ export interface ConferenceStats {
   timestamp: number;
   inbound: InboundStats[];
   outbound: OutboundStats[];
+  /**
+   * The browser's estimate of the publish connection's uplink, bits/s
+   * (`availableOutgoingBitrate` of its selected candidate pair); 0 when unknown.
+   * Simulcast encodings the SFU asks for are sent only as far as it allows.
+   */
+  uplinkEstimate: number;
 }
 
 export interface TrackRef {
@@ -181,4 +187,22 @@ export function outboundStats(
       a.kind.localeCompare(b.kind) || pos(a.rid) - pos(b.rid) || (a.rid ?? '').localeCompare(b.rid ?? ''),
   );
   return out;
+}
+
+/**
+ * `availableOutgoingBitrate` of the report's selected candidate pair (the
+ * transport's `selectedCandidatePairId`, else a nominated, succeeded pair); 0
+ * when unknown.
+ */
+export function uplinkEstimate(report: StatsReportLike): number {
+  let selected: string | undefined;
+  const pairs: Entry[] = [];
+  report.forEach((e) => {
+    if (e['type'] === 'transport' && typeof e['selectedCandidatePairId'] === 'string') selected = e['selectedCandidatePairId'];
+    if (e['type'] === 'candidate-pair') pairs.push(e);
+  });
+  const pair =
+    pairs.find((e) => selected !== undefined && e['id'] === selected) ??
+    pairs.find((e) => e['nominated'] === true && e['state'] === 'succeeded');
+  return pair ? num(pair, 'availableOutgoingBitrate') : 0;
 }

@@ -79,7 +79,8 @@
 //   stats().outbound rows, one per video encoding with simulcast: kind, rid (null for
 //   audio / a single encoding), active (false while paused or left out of `layers`;
 //   null when unknown), frameWidth, frameHeight, bytesSent, framesEncoded,
-//   qualityLimitationReason, scalabilityMode. stats().inbound rows: participantId,
+//   qualityLimitationReason, scalabilityMode. stats().uplinkEstimate: the browser's
+//   estimate of the publish uplink (b/s, 0 when unknown). stats().inbound rows: participantId,
 //   kind, frameWidth, frameHeight, framesDecoded, freezeCount, pliCount, and
 //   totalFreezesDuration / keyFramesDecoded when the browser reports them.
 //   Remote videos' rendered sizes (device pixels) and roles (stage / thumbnail) are

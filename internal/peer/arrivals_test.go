@@ -1,0 +1,166 @@
+package peer
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+)
+
+const testExtID = 5
+
+// rtpWithTransportSeq is an RTP packet of ssrc carrying transport-wide seq.
+func rtpWithTransportSeq(t testing.TB, ssrc uint32, rtpSeq, seq uint16) []byte {
+	t.Helper()
+	p := rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: rtpSeq, SSRC: ssrc}, Payload: []byte{1, 2, 3}}
+	ext := make([]byte, 2)
+	binary.BigEndian.PutUint16(ext, seq)
+	if err := p.SetExtension(testExtID, ext); err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// received lists, in transport-wide order, whether each packet a feedback
+// covers was received and its receive delta (µs).
+func received(t *testing.T, pkts []rtcp.Packet) (base uint16, got []bool, deltas []int64) {
+	t.Helper()
+	if len(pkts) != 1 {
+		t.Fatalf("%d feedback packets, want 1", len(pkts))
+	}
+	fb, ok := pkts[0].(*rtcp.TransportLayerCC)
+	if !ok {
+		t.Fatalf("feedback is %T", pkts[0])
+	}
+	for _, ch := range fb.PacketChunks {
+		switch ch := ch.(type) {
+		case *rtcp.RunLengthChunk:
+			for range ch.RunLength {
+				got = append(got, ch.PacketStatusSymbol != rtcp.TypeTCCPacketNotReceived)
+			}
+		case *rtcp.StatusVectorChunk:
+			for _, s := range ch.SymbolList {
+				got = append(got, s != rtcp.TypeTCCPacketNotReceived)
+			}
+		}
+	}
+	for _, d := range fb.RecvDeltas {
+		deltas = append(deltas, d.Delta)
+	}
+	return fb.BaseSequenceNumber, got[:fb.PacketStatusCount], deltas
+}
+
+// Two streams of one connection, read by their own goroutines: the socket
+// records their packets in arrival order with arrival times, so a packet its
+// reader gets late is neither reported lost nor late.
+func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
+	a := newArrivals()
+	t0 := time.Unix(1000, 0)
+	fb := newFeedbackRecorder(1, t0)
+	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+	a.add(0xB, arrivalStream{extID: testExtID, fb: fb})
+
+	a.Observe(rtpWithTransportSeq(t, 0xA, 100, 1), t0.Add(10*time.Millisecond))
+	a.Observe(rtpWithTransportSeq(t, 0xB, 500, 2), t0.Add(11*time.Millisecond))
+	a.Observe(rtpWithTransportSeq(t, 0xA, 101, 3), t0.Add(12*time.Millisecond))
+	// B's reader gets its packet at once; A's reader is 40 ms late, after a feedback.
+	fb.recordFromReader(0xB, 2, t0.Add(11*time.Millisecond))
+	base, got, deltas := received(t, fb.build())
+	fb.recordFromReader(0xA, 1, t0.Add(50*time.Millisecond))
+	fb.recordFromReader(0xA, 3, t0.Add(51*time.Millisecond))
+
+	if base != 1 || len(got) != 3 || !got[0] || !got[1] || !got[2] {
+		t.Errorf("feedback from %d: received %v, want 1, 2 and 3 all received", base, got)
+	}
+	// Deltas in µs (250 µs resolution): the first from the reference time,
+	// then 1 ms apart as they reached the socket.
+	if len(deltas) != 3 || deltas[1] != 1000 || deltas[2] != 1000 {
+		t.Errorf("receive deltas %v µs, want 1000 µs apart", deltas)
+	}
+	if pkts := fb.build(); len(pkts) != 0 {
+		t.Errorf("the readers' late records made another feedback: %v", pkts)
+	}
+}
+
+// Media the socket does not see (ICE-TCP) is recorded by its reader.
+func TestFeedbackFromTheReaderWithoutTheSocket(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	fb := newFeedbackRecorder(1, t0)
+	fb.recordFromReader(0xA, 7, t0.Add(time.Millisecond))
+	fb.recordFromReader(0xA, 8, t0.Add(3*time.Millisecond))
+	base, got, deltas := received(t, fb.build())
+	if base != 7 || len(got) != 2 || !got[0] || !got[1] || deltas[1] != 2000 {
+		t.Errorf("feedback from %d: received %v, deltas %v; want 7 and 8, 2 ms apart", base, got, deltas)
+	}
+}
+
+// What is not an RTP packet of a registered stream with the extension is
+// ignored: RTCP, other SSRCs, packets without it, a removed stream, garbage.
+func TestArrivalsIgnoreOtherDatagrams(t *testing.T) {
+	a := newArrivals()
+	t0 := time.Unix(1000, 0)
+	fb := newFeedbackRecorder(1, t0)
+	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+
+	rr, err := (&rtcp.ReceiverReport{SSRC: 0xA}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SSRC: 0xA}, Payload: []byte{1}}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{rr, plain, rtpWithTransportSeq(t, 0xB, 1, 1), {0x80, 96, 0, 1}, {0x16, 0xfe, 0xfd}, nil} {
+		a.Observe(b, t0)
+	}
+	a.remove(0xA, newFeedbackRecorder(2, t0)) // another connection's: kept
+	a.Observe(rtpWithTransportSeq(t, 0xA, 1, 40), t0)
+	a.remove(0xA, fb)
+	a.Observe(rtpWithTransportSeq(t, 0xA, 2, 41), t0)
+	base, got, _ := received(t, fb.build())
+	if base != 40 || len(got) != 1 {
+		t.Errorf("feedback from %d covering %d packets, want only 40", base, len(got))
+	}
+}
+
+// The socket reader's per-datagram work does not allocate in steady state.
+func TestObserveDoesNotAllocate(t *testing.T) {
+	a := newArrivals()
+	t0 := time.Unix(1000, 0)
+	fb := newFeedbackRecorder(1, t0)
+	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+	b := rtpWithTransportSeq(t, 0xA, 1, 1)
+	seq := uint16(1)
+	observe := func() {
+		seq++
+		binary.BigEndian.PutUint16(b[len(b)-3-4+1:], seq) // the extension's value
+		a.Observe(b, t0.Add(time.Duration(seq)*time.Millisecond))
+	}
+	for range 2000 { // the recorder's arrival map grows to its size
+		observe()
+	}
+	if allocs := testing.AllocsPerRun(1000, observe); allocs > 0.01 {
+		t.Errorf("%.2f allocations per datagram, want 0", allocs)
+	}
+}
+
+func FuzzArrivalsObserve(f *testing.F) {
+	f.Add(rtpWithTransportSeq(f, 0xA, 1, 1))
+	f.Add([]byte{0x90, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xA, 0xbe, 0xde, 0, 1, 0x51, 0, 1, 0})
+	f.Add([]byte{0x80, 200, 0, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a := newArrivals()
+		fb := newFeedbackRecorder(1, time.Unix(1000, 0))
+		if len(b) >= 12 {
+			a.add(binary.BigEndian.Uint32(b[8:]), arrivalStream{extID: testExtID, fb: fb})
+		}
+		a.Observe(b, time.Unix(1000, 0))
+		_ = fb.build()
+	})
+}
