@@ -7,7 +7,8 @@ import (
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
-// tick runs what is due: layer maintenance and the speaker decision.
+// tick runs what is due: the end of a new sender's pause grace, layer maintenance
+// and the speaker decision.
 func (s *state) tick() {
 	now := time.Now()
 	if !s.pauseCheck.IsZero() && !now.Before(s.pauseCheck) {
