@@ -379,11 +379,18 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		if !st.pending {
 			st.pending, st.upSince = true, now
 		}
-		dwell := st.dwell
-		if a.cur[i] < 0 {
-			dwell = a.cfg.Dwell // resuming a suspended video never waits for a back-off
+		// The dwell, and after a failed upgrade its back-off counted from the
+		// failure: a capacity that came back long after the failure (a cap
+		// lifted) is used after the plain dwell, while an upgrade that keeps
+		// failing is tried ever more rarely. Counting the back-off from when
+		// the upgrade became possible again held a video at 180p for 6 s
+		// after a 500 kb/s cap was lifted. Resuming a suspended video never
+		// waits for a back-off.
+		due := st.upSince.Add(a.cfg.Dwell)
+		if held := st.lastFail.Add(st.dwell); a.cur[i] >= 0 && !st.lastFail.IsZero() && held.After(due) {
+			due = held
 		}
-		if due := st.upSince.Add(dwell); !now.Before(due) {
+		if !now.Before(due) {
 			k = a.up[i]
 			st.pending = false
 			st.lastUp, st.upVideo, st.upRate = now, video, lad[k].rate

@@ -169,15 +169,18 @@ func TestBackoff(t *testing.T) {
 		return picks(a.Allocate(t0.Add(now), budget, 40_000, srcs))[0]
 	}
 	alloc(1_000_000)
+	// Each wait counts from the previous failure (the first from when the
+	// upgrade became possible).
 	var waits []time.Duration
+	since := now
 	for i := 0; i < 6; i++ {
-		start := now
 		for alloc(3_000_000) != (pick{2, 2}) {
 			now += 100 * time.Millisecond
 		}
-		waits = append(waits, now-start)
+		waits = append(waits, now-since)
 		now += time.Second
 		alloc(1_000_000) // fails a second after the upgrade
+		since = now
 		now += 100 * time.Millisecond
 	}
 	want := []time.Duration{1500, 3000, 6000, 12000, 24000, 30000}
@@ -195,6 +198,37 @@ func TestBackoff(t *testing.T) {
 	}
 	if now-start != cfg.Dwell {
 		t.Errorf("after a quiet minute the upgrade took %v", now-start)
+	}
+}
+
+// A capacity drop soon after an upgrade counts as a failed upgrade, but once
+// the capacity is back long after, the upgrade needs only the plain dwell: the
+// back-off counts from the failure (a 500 kb/s cap lifted 10 s later).
+func TestBackoffCountsFromTheFailure(t *testing.T) {
+	cfg := DefaultConfig()
+	a := New(cfg)
+	srcs := []Source{src("s", 0, stage)}
+	now := time.Duration(0)
+	alloc := func(budget int) pick {
+		return picks(a.Allocate(t0.Add(now), budget, 40_000, srcs))[0]
+	}
+	alloc(1_000_000)
+	for i := 0; i < 2; i++ { // two failed upgrades: the back-off is 6 s
+		for alloc(3_000_000) != (pick{2, 2}) {
+			now += 100 * time.Millisecond
+		}
+		now += time.Second
+		alloc(500_000)
+		now += 100 * time.Millisecond
+	}
+	now += 10 * time.Second // capped
+	alloc(500_000)
+	start := now
+	for alloc(3_000_000) != (pick{2, 2}) {
+		now += 100 * time.Millisecond
+	}
+	if now-start != cfg.Dwell {
+		t.Errorf("top layer %v after the cap was lifted, want the plain dwell %v", now-start, cfg.Dwell)
 	}
 }
 
