@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"time"
+
+	"github.com/podium-sfu/podium/internal/media"
 )
 
 // StampEvery is the sampling interval of Stamps: packets whose RTP sequence
@@ -38,11 +40,7 @@ func Sampled(seq uint16) bool { return seq%StampEvery == 0 }
 // Observe stamps datagram b with now if it is a sampled RTP packet (not RTCP,
 // STUN or DTLS).
 func (s *Stamps) Observe(b []byte, now time.Time) {
-	// RTP: version 2, and a payload type outside RTCP's 64-95 (RFC 5761).
-	if len(b) < 12 || b[0]>>6 != 2 {
-		return
-	}
-	if pt := b[1] & 0x7f; pt >= 64 && pt <= 95 {
+	if !media.IsRTP(b) {
 		return
 	}
 	seq := binary.BigEndian.Uint16(b[2:])

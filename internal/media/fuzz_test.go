@@ -24,6 +24,30 @@ func FuzzParseRTPHeader(f *testing.F) {
 	})
 }
 
+// The SRTP header parse is the RTP one without the padding: it accepts every
+// packet ParseRTPHeader accepts, with the same fields, and never panics.
+func FuzzParseSRTPHeader(f *testing.F) {
+	for _, s := range rtpSeeds {
+		f.Add(hx(f, s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var h, plain RTPHeader
+		err := ParseSRTPHeader(b, &h)
+		if err == nil {
+			checkHeaderInvariants(t, b, &h)
+		}
+		if ParseRTPHeader(b, &plain) == nil {
+			if err != nil {
+				t.Fatalf("RTP header accepted, SRTP header refused: %v", err)
+			}
+			plain.PayloadEnd, plain.PaddingSize = len(b), 0
+			if h != plain {
+				t.Fatalf("SRTP header %+v, RTP header %+v", h, plain)
+			}
+		}
+	})
+}
+
 func checkHeaderInvariants(t *testing.T, b []byte, h *RTPHeader) {
 	t.Helper()
 	if h.PayloadOffset < rtpFixedLen+4*int(h.CSRCCount) || h.PayloadOffset > h.PayloadEnd || h.PayloadEnd > len(b) {

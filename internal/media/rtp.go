@@ -45,13 +45,51 @@ const (
 // still SRTP-protected. A padding-only packet (empty payload) is valid.
 // On error h is left partly filled and must not be used.
 func ParseRTPHeader(b []byte, h *RTPHeader) error {
+	if err := parseHeader(b, h); err != nil {
+		return err
+	}
+	if b[0]&0x20 != 0 {
+		n := h.PayloadOffset
+		if len(b) == n {
+			return ErrShortPacket // no room for the padding count
+		}
+		h.PaddingSize = b[len(b)-1]
+		if h.PaddingSize == 0 || int(h.PaddingSize) > len(b)-n {
+			return ErrBadPadding
+		}
+		h.PayloadEnd -= int(h.PaddingSize)
+	}
+	return nil
+}
+
+// ParseSRTPHeader parses the clear-text header of an SRTP-protected packet b
+// (RFC 3711 encrypts the payload and padding, and appends the authentication
+// tag): the fixed header, CSRC list and header extension block, as
+// ParseRTPHeader does. PayloadEnd is len(b) and PaddingSize 0: neither can be
+// known before decryption.
+func ParseSRTPHeader(b []byte, h *RTPHeader) error {
+	return parseHeader(b, h)
+}
+
+// IsRTP reports whether datagram b, on a port that also carries RTCP, STUN and
+// DTLS, is an RTP packet: version 2 and a payload type outside RTCP's 64–95
+// (RFC 5761).
+func IsRTP(b []byte) bool {
+	if len(b) < rtpFixedLen || b[0]>>6 != 2 {
+		return false
+	}
+	pt := b[1] & 0x7f
+	return pt < 64 || pt > 95
+}
+
+// parseHeader is ParseRTPHeader without the padding.
+func parseHeader(b []byte, h *RTPHeader) error {
 	if len(b) < rtpFixedLen {
 		return ErrShortPacket
 	}
 	if b[0]>>6 != 2 {
 		return ErrBadVersion
 	}
-	padding := b[0]&0x20 != 0
 	*h = RTPHeader{
 		Extension:      b[0]&0x10 != 0,
 		CSRCCount:      b[0] & 0x0f,
@@ -81,16 +119,6 @@ func ParseRTPHeader(b []byte, h *RTPHeader) error {
 	}
 	h.PayloadOffset = n
 	h.PayloadEnd = len(b)
-	if padding {
-		if len(b) == n {
-			return ErrShortPacket // no room for the padding count
-		}
-		h.PaddingSize = b[len(b)-1]
-		if h.PaddingSize == 0 || int(h.PaddingSize) > len(b)-n {
-			return ErrBadPadding
-		}
-		h.PayloadEnd -= int(h.PaddingSize)
-	}
 	return nil
 }
 

@@ -144,3 +144,40 @@ func BenchmarkParseRTPHeader(b *testing.B) {
 		}
 	}
 }
+
+func TestIsRTP(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{
+		{"VP8", hx(t, pktVP8Key), true},
+		{"RTCP receiver report", []byte{0x81, 201, 0, 7, 0, 0, 0, 1, 0, 0, 0, 2}, false},
+		{"RTCP at payload type 64 with marker", []byte{0x80, 0xc0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}, false},
+		{"payload type 96", []byte{0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}, true},
+		{"STUN", []byte{0x00, 0x01, 0, 0, 0x21, 0x12, 0xa4, 0x42, 0, 0, 0, 0}, false},
+		{"DTLS", []byte{0x16, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0}, false},
+		{"short", []byte{0x80, 96, 0, 1}, false},
+	} {
+		if got := IsRTP(c.b); got != c.want {
+			t.Errorf("%s: IsRTP %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// An SRTP packet's padding and its count are encrypted, and its last bytes are
+// the authentication tag: the header is still read.
+func TestParseSRTPHeaderIgnoresThePadding(t *testing.T) {
+	b := hx(t, pktPadding)
+	b[len(b)-1] = 0xff // what the tag might hold: more padding than the packet
+	var h RTPHeader
+	if ParseRTPHeader(b, &h) == nil {
+		t.Fatal("RTP header with an impossible padding count accepted")
+	}
+	if err := ParseSRTPHeader(b, &h); err != nil {
+		t.Fatalf("SRTP header refused: %v", err)
+	}
+	if h.PaddingSize != 0 || h.PayloadEnd != len(b) {
+		t.Errorf("padding %d, payload end %d of %d bytes: want no padding read", h.PaddingSize, h.PayloadEnd, len(b))
+	}
+}

@@ -48,11 +48,7 @@ func newArrivals() *arrivals {
 // packet of a registered stream with a transport-wide sequence number. It does
 // not allocate and takes only the owning connection's lock.
 func (a *arrivals) Observe(b []byte, now time.Time) {
-	// RTP: version 2, and a payload type outside RTCP's 64-95 (RFC 5761).
-	if len(b) < 12 || b[0]>>6 != 2 {
-		return
-	}
-	if pt := b[1] & 0x7f; pt >= 64 && pt <= 95 {
+	if !media.IsRTP(b) {
 		return
 	}
 	ssrc := binary.BigEndian.Uint32(b[8:])
@@ -67,10 +63,11 @@ func (a *arrivals) Observe(b []byte, now time.Time) {
 	s.fb.recordFromSocket(ssrc, seq, now)
 }
 
-// transportSeq reads the transport-wide sequence number of RTP packet b.
+// transportSeq reads the transport-wide sequence number of RTP packet b,
+// SRTP-protected or not (the header is in the clear; the padding is not).
 func transportSeq(b []byte, extID uint8) (uint16, bool) {
 	var h media.RTPHeader
-	if media.ParseRTPHeader(b, &h) != nil {
+	if media.ParseSRTPHeader(b, &h) != nil {
 		return 0, false
 	}
 	ext, ok := media.FindExtension(b, &h, extID)

@@ -88,6 +88,22 @@ func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 	}
 }
 
+// A bandwidth probe is a padding-only packet; under SRTP its padding count is
+// encrypted and its last byte belongs to the authentication tag. It counts.
+func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
+	a := newArrivals()
+	t0 := time.Unix(1000, 0)
+	fb := newFeedbackRecorder(1, t0)
+	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+	probe := rtpWithTransportSeq(t, 0xA, 1, 9)
+	probe[0] |= 0x20 // P: padding
+	probe = append(probe, 0x13, 0x37, 0, 0, 0, 0, 0, 0, 0, 0xff) // a tag ending in 255
+	a.Observe(probe, t0)
+	if base, got, _ := received(t, fb.build()); base != 9 || len(got) != 1 || !got[0] {
+		t.Errorf("feedback from %d: %v, want the probe received", base, got)
+	}
+}
+
 // Media the socket does not see (ICE-TCP) is recorded by its reader.
 func TestFeedbackFromTheReaderWithoutTheSocket(t *testing.T) {
 	t0 := time.Unix(1000, 0)

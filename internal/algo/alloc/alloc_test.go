@@ -158,16 +158,22 @@ func TestHysteresis(t *testing.T) {
 	}
 }
 
+// stagedSource allocates budgets (audio 40 kb/s) to one source shown on stage,
+// at the time *now after t0.
+func stagedSource(cfg Config, now *time.Duration) func(budget int) pick {
+	a := New(cfg)
+	srcs := []Source{src("s", 0, stage)}
+	return func(budget int) pick {
+		return picks(a.Allocate(t0.Add(*now), budget, 40_000, srcs))[0]
+	}
+}
+
 // A failed upgrade (downgraded within FailWindow) doubles the dwell, up to
 // MaxDwell; it comes back to Dwell after ResetAfter without failures.
 func TestBackoff(t *testing.T) {
 	cfg := DefaultConfig()
-	a := New(cfg)
-	srcs := []Source{src("s", 0, stage)}
 	now := time.Duration(0)
-	alloc := func(budget int) pick {
-		return picks(a.Allocate(t0.Add(now), budget, 40_000, srcs))[0]
-	}
+	alloc := stagedSource(cfg, &now)
 	alloc(1_000_000)
 	// Each wait counts from the previous failure (the first from when the
 	// upgrade became possible).
@@ -206,12 +212,8 @@ func TestBackoff(t *testing.T) {
 // back-off counts from the failure (a 500 kb/s cap lifted 10 s later).
 func TestBackoffCountsFromTheFailure(t *testing.T) {
 	cfg := DefaultConfig()
-	a := New(cfg)
-	srcs := []Source{src("s", 0, stage)}
 	now := time.Duration(0)
-	alloc := func(budget int) pick {
-		return picks(a.Allocate(t0.Add(now), budget, 40_000, srcs))[0]
-	}
+	alloc := stagedSource(cfg, &now)
 	alloc(1_000_000)
 	for i := 0; i < 2; i++ { // two failed upgrades: the back-off is 6 s
 		for alloc(3_000_000) != (pick{2, 2}) {
