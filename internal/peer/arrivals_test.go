@@ -96,7 +96,7 @@ func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
 	fb := newFeedbackRecorder(1, t0)
 	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
 	probe := rtpWithTransportSeq(t, 0xA, 1, 9)
-	probe[0] |= 0x20 // P: padding
+	probe[0] |= 0x20                                             // P: padding
 	probe = append(probe, 0x13, 0x37, 0, 0, 0, 0, 0, 0, 0, 0xff) // a tag ending in 255
 	a.Observe(probe, t0)
 	if base, got, _ := received(t, fb.build()); base != 9 || len(got) != 1 || !got[0] {
