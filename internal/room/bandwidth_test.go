@@ -250,9 +250,12 @@ func TestEnlargedVideoPointsAtTheResumingEncoding(t *testing.T) {
 	viewer := f.joinLinked("viewer", bwe.DefaultConfig())
 	f.room.DeclareEncodings(pub, []string{"q", "h", "f"})
 	q := runningEncoding(t, "pub", "q", func(i int) []byte { return vp8Packet(uint16(i), uint32(i*3000), i == 0, 300) }, 33*time.Millisecond)
-	// f sent three frames, then the sender switched it off.
+	// f ran long enough for its rate to be measured over a full window (about
+	// 240 kb/s), then the sender switched it off. (An encoding never measured
+	// counts at the nominal 2.5 Mb/s, more than this receiver's 1 Mb/s.)
+	const fFrames = 80
 	full := runningEncoding(t, "pub", "f", func(i int) []byte {
-		if i == 3 {
+		if i == fFrames {
 			return nil
 		}
 		return vp8Keyframe(uint16(i), uint32(i*3000), 1280, 720, 1000) // nobody wants it: not parsed
@@ -260,12 +263,12 @@ func TestEnlargedVideoPointsAtTheResumingEncoding(t *testing.T) {
 	f.room.Publish(pub, q)
 	f.room.Publish(pub, full)
 	f.room.SetConstraints(viewer, map[string]signal.VideoConstraint{"pub": {Width: 320, Height: 180, Role: "thumbnail"}})
-	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if full.Stats().Packets.Load() == 3 && !full.Active(time.Now(), activeWindow) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if full.Stats().Packets.Load() == fFrames && !full.Active(time.Now(), activeWindow) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("f's three frames were not read")
+			t.Fatal("f's frames were not read")
 		}
 	}
 	target := func() (target int) {
