@@ -103,3 +103,24 @@ func TestTemporalBitratesRememberedAcrossAPause(t *testing.T) {
 		t.Errorf("settled again at 40 kb/s: %v", got)
 	}
 }
+
+// Right after a receiver starts getting an encoding, its temporal layers hold
+// a window's first buckets, the switch's keyframe among them: the encoding's
+// total rate is split in the usual proportions until they fill a window.
+func TestTemporalBitratesIgnoreAYoungSplit(t *testing.T) {
+	var u UpTrack
+	start := time.Unix(1_000_000, 0)
+	feedRate(&u.rate, start, 5*time.Second)
+	switched := start.Add(4800 * time.Millisecond)
+	u.temporalRate[0].add(switched, 20_000) // the keyframe
+	feedRate(&u.temporalRate[0], switched, 200*time.Millisecond)
+	now := start.Add(5 * time.Second)
+	if got, want := u.TemporalBitrates(now), [3]int{32_000, 48_000, 80_000}; got != want {
+		t.Errorf("0.2 s after the switch: %v, want the usual split %v", got, want)
+	}
+	feedRate(&u.rate, now, 3*time.Second)
+	feedRate(&u.temporalRate[0], now, 3*time.Second)
+	if got := u.TemporalBitrates(now.Add(3 * time.Second)); got != [3]int{80_000, 80_000, 80_000} {
+		t.Errorf("after a full window: %v, want all of it measured in layer 0", got)
+	}
+}

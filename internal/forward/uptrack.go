@@ -326,6 +326,10 @@ func (u *UpTrack) TemporalBitrates(now time.Time) [3]int {
 	return tl
 }
 
+// measuredTemporal splits the encoding's rate by temporal layer. The layers are
+// measured only once someone has received the encoding for a whole window:
+// before that their few buckets hold the switch's keyframe, and the spike
+// undid upgrades at their first allocation (seen in CI after a cap was lifted).
 func (u *UpTrack) measuredTemporal(now time.Time) [3]int {
 	total := u.rate.bitrate(now)
 	var tl [3]int
@@ -334,7 +338,7 @@ func (u *UpTrack) measuredTemporal(now time.Time) [3]int {
 		sum += u.temporalRate[i].bitrate(now)
 		tl[i] = sum
 	}
-	if sum*2 >= total && sum > 0 {
+	if u.temporalRate[0].settled(now) && sum*2 >= total && sum > 0 {
 		return tl
 	}
 	for i := range tl {
