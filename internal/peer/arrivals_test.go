@@ -11,6 +11,20 @@ import (
 
 const testExtID = 5
 
+// t0 is the zero of the tests' feedback recorders.
+var t0 = time.Unix(1000, 0)
+
+// oneConnection is arrivals with one connection's recorder, its streams ssrcs
+// registered.
+func oneConnection(ssrcs ...uint32) (*arrivals, *feedbackRecorder) {
+	a := newArrivals()
+	fb := newFeedbackRecorder(1, t0)
+	for _, ssrc := range ssrcs {
+		a.add(ssrc, arrivalStream{extID: testExtID, fb: fb})
+	}
+	return a, fb
+}
+
 // rtpWithTransportSeq is an RTP packet of ssrc carrying transport-wide seq.
 func rtpWithTransportSeq(t testing.TB, ssrc uint32, rtpSeq, seq uint16) []byte {
 	t.Helper()
@@ -60,11 +74,7 @@ func received(t *testing.T, pkts []rtcp.Packet) (base uint16, got []bool, deltas
 // records their packets in arrival order with arrival times, so a packet its
 // reader gets late is neither reported lost nor late.
 func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
-	a := newArrivals()
-	t0 := time.Unix(1000, 0)
-	fb := newFeedbackRecorder(1, t0)
-	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
-	a.add(0xB, arrivalStream{extID: testExtID, fb: fb})
+	a, fb := oneConnection(0xA, 0xB)
 
 	a.Observe(rtpWithTransportSeq(t, 0xA, 100, 1), t0.Add(10*time.Millisecond))
 	a.Observe(rtpWithTransportSeq(t, 0xB, 500, 2), t0.Add(11*time.Millisecond))
@@ -91,10 +101,7 @@ func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 // A bandwidth probe is a padding-only packet; under SRTP its padding count is
 // encrypted and its last byte belongs to the authentication tag. It counts.
 func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
-	a := newArrivals()
-	t0 := time.Unix(1000, 0)
-	fb := newFeedbackRecorder(1, t0)
-	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+	a, fb := oneConnection(0xA)
 	probe := rtpWithTransportSeq(t, 0xA, 1, 9)
 	probe[0] |= 0x20                                             // P: padding
 	probe = append(probe, 0x13, 0x37, 0, 0, 0, 0, 0, 0, 0, 0xff) // a tag ending in 255
@@ -106,8 +113,7 @@ func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
 
 // Media the socket does not see (ICE-TCP) is recorded by its reader.
 func TestFeedbackFromTheReaderWithoutTheSocket(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	fb := newFeedbackRecorder(1, t0)
+	_, fb := oneConnection() // no stream the socket would record
 	fb.recordFromReader(0xA, 7, t0.Add(time.Millisecond))
 	fb.recordFromReader(0xA, 8, t0.Add(3*time.Millisecond))
 	base, got, deltas := received(t, fb.build())
@@ -119,10 +125,7 @@ func TestFeedbackFromTheReaderWithoutTheSocket(t *testing.T) {
 // What is not an RTP packet of a registered stream with the extension is
 // ignored: RTCP, other SSRCs, packets without it, a removed stream, garbage.
 func TestArrivalsIgnoreOtherDatagrams(t *testing.T) {
-	a := newArrivals()
-	t0 := time.Unix(1000, 0)
-	fb := newFeedbackRecorder(1, t0)
-	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+	a, fb := oneConnection(0xA)
 
 	rr, err := (&rtcp.ReceiverReport{SSRC: 0xA}).Marshal()
 	if err != nil {
@@ -147,10 +150,7 @@ func TestArrivalsIgnoreOtherDatagrams(t *testing.T) {
 
 // The socket reader's per-datagram work does not allocate in steady state.
 func TestObserveDoesNotAllocate(t *testing.T) {
-	a := newArrivals()
-	t0 := time.Unix(1000, 0)
-	fb := newFeedbackRecorder(1, t0)
-	a.add(0xA, arrivalStream{extID: testExtID, fb: fb})
+	a, _ := oneConnection(0xA)
 	b := rtpWithTransportSeq(t, 0xA, 1, 1)
 	seq := uint16(1)
 	observe := func() {

@@ -8,7 +8,6 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/algo/alloc"
-	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -85,7 +84,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	for i, a := range out {
 		seen[a.ID] = true
 		d := downs[a.ID]
-		if _, cur := d.Layers(); a.Encoding >= 0 && cur > a.Encoding && a.Encoding < wantCap(sources[i]) {
+		if _, cur := d.Layers(); a.Encoding >= 0 && cur > a.Encoding && a.Encoding < sources[i].WantedEncoding() {
 			d.ShedLayer(a.Encoding, a.MaxTemporal) // down for bandwidth: stop the congesting layer now
 		} else if a.Encoding >= 0 {
 			d.SetLayer(a.Encoding, a.MaxTemporal)
@@ -130,15 +129,6 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		m.m.Send(signal.TypeStats, m.downlinkStats(link))
 	}
 	return true
-}
-
-// wantCap is the encoding the receiver's view of src calls for, bandwidth aside.
-func wantCap(src alloc.Source) int {
-	encs := make([]layers.Encoding, len(src.Layers))
-	for i, l := range src.Layers {
-		encs[i] = layers.Encoding{Width: l.Width, Height: l.Height, Active: l.Active}
-	}
-	return layers.Choose(encs, src.Want, 0).Encoding
 }
 
 // probeTarget is the rate the prober climbs toward: what the allocator wants

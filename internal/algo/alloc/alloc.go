@@ -354,9 +354,8 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 	if len(lad) == 0 {
 		// No active encoding (or none at all): nothing to pay for; name the
 		// encoding to switch to when one appears.
-		c := layers.Choose(encodings(src.Layers), src.Want, 0)
 		st.hasLadder, st.pending, st.enc = false, false, -1
-		return Allocation{ID: src.ID, Encoding: c.Encoding, MaxTemporal: MaxTemporal}
+		return Allocation{ID: src.ID, Encoding: src.WantedEncoding(), MaxTemporal: MaxTemporal}
 	}
 	top := lad[len(lad)-1]
 	capRose := st.hasLadder && (top.enc > st.capEnc || top.enc == st.capEnc && top.tl > st.capTL)

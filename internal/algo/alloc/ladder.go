@@ -16,13 +16,12 @@ var (
 // its full frame rate. Lower frame rates are for keeping some video on a
 // starved link, not for trading against resolution.
 func buildLadder(dst []step, src *Source) []step {
-	encs := encodings(src.Layers)
-	c := layers.Choose(encs, src.Want, 0)
-	if c.Encoding < 0 {
+	want := src.WantedEncoding()
+	if want < 0 {
 		return dst
 	}
 	first := true
-	for e := 0; e <= c.Encoding && e < len(src.Layers); e++ {
+	for e := 0; e <= want && e < len(src.Layers); e++ {
 		l := &src.Layers[e]
 		if !l.Active {
 			continue
@@ -57,6 +56,12 @@ func effectiveRates(l *Layer, e int) [MaxTemporal + 1]int {
 		r[t] = int(float64(base) * nominalShares[t])
 	}
 	return r
+}
+
+// WantedEncoding is the encoding what the receiver shows of s calls for,
+// bandwidth aside: layers.Choose over its active encodings, without a budget.
+func (s *Source) WantedEncoding() int {
+	return layers.Choose(encodings(s.Layers), s.Want, 0).Encoding
 }
 
 func encodings(ls []Layer) []layers.Encoding {
