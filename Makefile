@@ -61,12 +61,22 @@ bench-short: build
 # Every native fuzz target (func Fuzz* in a _test.go file) for FUZZTIME each, on top
 # of its committed seed corpus (testdata/fuzz/<target>); a crasher fails the
 # build and leaves its input in testdata/fuzz for the fix and the corpus.
+# Go before 1.27 can end a run with a bare "context deadline exceeded" as FUZZTIME
+# runs out, with no input written (its coordinator's race, golang/go#75804; seen
+# once in CI): that alone is reported and passed over, anything else fails.
 # Longer runs: make fuzz-short FUZZTIME=5m.
 fuzz-short:
 	@mkdir -p bin; set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' cmd internal | xargs -n1 dirname | sort -u); do \
 	  for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
 	    echo "fuzz ./$$dir $$target for $(FUZZTIME)"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./$$dir > bin/fuzz.out 2>&1 || { cat bin/fuzz.out; exit 1; }; \
+	    before=$$(ls $$dir/testdata/fuzz/$$target 2>/dev/null | wc -l); \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./$$dir > bin/fuzz.out 2>&1; then \
+	      after=$$(ls $$dir/testdata/fuzz/$$target 2>/dev/null | wc -l); \
+	      if [ "$$after" = "$$before" ] && grep -qx '    context deadline exceeded' bin/fuzz.out && \
+	         [ "$$(grep -c -e '^--- FAIL' -e 'panic' -e 'Failing input' bin/fuzz.out)" = 1 ]; then \
+	        echo "  ended by the fuzzing coordinator's deadline race (golang/go#75804), no input written: passed over"; \
+	      else cat bin/fuzz.out; exit 1; fi; \
+	    fi; \
 	  done; \
 	done
 
