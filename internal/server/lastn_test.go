@@ -8,6 +8,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/client"
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/room"
 )
 
 // activeVideos counts, over all clients, the received videos that had packets in the
@@ -63,7 +64,9 @@ func TestLastNForwardsKTimesN(t *testing.T) {
 		}
 		return n
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	// A sender is paused only once its first room.NewSenderGrace of video has
+	// passed; the last to join may be well within it here.
+	deadline := time.Now().Add(room.NewSenderGrace + 3*time.Second)
 	for pausedCount() != K-N-1 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
