@@ -13,6 +13,8 @@ const (
 	minMessageBytes = 4 << 10
 	maxMessageBytes = 16 << 20
 	maxDrainTimeout = 24 * time.Hour
+	// minMediaTimeout leaves a slow client time for ICE and DTLS.
+	minMediaTimeout = 5 * time.Second
 )
 
 // DevMode reports whether rooms are open without tokens: asked for with dev, or
@@ -70,7 +72,8 @@ func (c *Config) validateLimits() []error {
 		key string
 		v   int
 	}{{"max-rooms", c.MaxRooms}, {"max-participants", c.MaxParticipants}, {"max-tracks", c.MaxTracks},
-		{"joins-per-ip", c.JoinsPerIP}, {"signaling-rate", c.SignalingRate}} {
+		{"joins-per-ip", c.JoinsPerIP}, {"signaling-rate", c.SignalingRate},
+		{"rooms-per-ip", c.RoomsPerIP}, {"max-conns-per-ip", c.MaxConnsPerIP}} {
 		if l.v < 0 {
 			errs = append(errs, fmt.Errorf("%s: %d is negative; use 0 for unlimited", l.key, l.v))
 		}
@@ -80,6 +83,12 @@ func (c *Config) validateLimits() []error {
 	}
 	if c.MaxMessageBytes < minMessageBytes || c.MaxMessageBytes > maxMessageBytes {
 		errs = append(errs, fmt.Errorf("max-message-bytes: %d out of range %d..%d", c.MaxMessageBytes, minMessageBytes, maxMessageBytes))
+	}
+	if c.MediaTimeout < minMediaTimeout || c.MediaTimeout > time.Hour {
+		errs = append(errs, fmt.Errorf("media-timeout: %v out of range %v..1h", c.MediaTimeout, minMediaTimeout))
+	}
+	if c.HTTPIdleTimeout < time.Second || c.HTTPIdleTimeout > time.Hour {
+		errs = append(errs, fmt.Errorf("http-idle-timeout: %v out of range 1s..1h", c.HTTPIdleTimeout))
 	}
 	if c.DrainTimeout < 0 || c.DrainTimeout > maxDrainTimeout {
 		errs = append(errs, fmt.Errorf("drain-timeout: %v out of range 0s..%v", c.DrainTimeout, maxDrainTimeout))

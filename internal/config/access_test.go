@@ -82,6 +82,10 @@ func TestValidateAccessAndLimits(t *testing.T) {
 		{"negative drain", func(c *Config) { c.DrainTimeout = -time.Second }, "drain-timeout:"},
 		{"drain of a week", func(c *Config) { c.DrainTimeout = 7 * 24 * time.Hour }, "drain-timeout:"},
 		{"no drain", func(c *Config) { c.DrainTimeout = 0 }, ""},
+		{"negative rooms-per-ip", func(c *Config) { c.RoomsPerIP = -1 }, "rooms-per-ip:"},
+		{"negative max-conns-per-ip", func(c *Config) { c.MaxConnsPerIP = -1 }, "max-conns-per-ip:"},
+		{"media-timeout too short", func(c *Config) { c.MediaTimeout = time.Second }, "media-timeout:"},
+		{"no http-idle-timeout", func(c *Config) { c.HTTPIdleTimeout = 0 }, "http-idle-timeout:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,6 +33,10 @@ type Config struct {
 	MaxParticipants int           `key:"max-participants" help:"participants per room (0: unlimited)"`
 	MaxTracks       int           `key:"max-tracks" help:"audio and video tracks one participant may publish (0: unlimited)"`
 	JoinsPerIP      int           `key:"joins-per-ip" help:"joins per client IP address (IPv6: per /64) per minute (0: unlimited)"`
+	RoomsPerIP      int           `key:"rooms-per-ip" help:"live rooms one client IP address (IPv6: per /64) may have opened (0: unlimited)"`
+	MediaTimeout    time.Duration `key:"media-timeout" help:"remove a joined participant with no connected peer connection that sent no signaling message for this long (e.g. 30s)"`
+	MaxConnsPerIP   int           `key:"max-conns-per-ip" help:"open TCP connections to the HTTP port per peer IP address (IPv6: per /64) (0: unlimited)"`
+	HTTPIdleTimeout time.Duration `key:"http-idle-timeout" help:"close an idle HTTP keep-alive connection after this long (e.g. 60s)"`
 	SignalingRate   int           `key:"signaling-rate" help:"signaling messages per second per connection, sustained (0: unlimited)"`
 	SignalingBurst  int           `key:"signaling-burst" help:"signaling messages a connection may send in a burst above signaling-rate"`
 	MaxMessageBytes int           `key:"max-message-bytes" help:"largest signaling message accepted, in bytes"`
@@ -56,6 +60,10 @@ func Default() Config {
 		MaxParticipants: 200,
 		MaxTracks:       4,
 		JoinsPerIP:      120,
+		RoomsPerIP:      20,
+		MediaTimeout:    30 * time.Second,
+		MaxConnsPerIP:   64,
+		HTTPIdleTimeout: 60 * time.Second,
 		SignalingRate:   20,
 		SignalingBurst:  100,
 		MaxMessageBytes: 64 << 10,

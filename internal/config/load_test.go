@@ -55,6 +55,7 @@ func TestLoadYAML(t *testing.T) {
 	want.MaxRooms, want.MaxParticipants, want.MaxTracks, want.JoinsPerIP = 50, 25, 2, 30
 	want.SignalingRate, want.SignalingBurst, want.MaxMessageBytes = 10, 40, 32768
 	want.TrustProxy, want.DrainTimeout = true, 2*time.Minute
+	want.RoomsPerIP, want.MediaTimeout, want.MaxConnsPerIP, want.HTTPIdleTimeout = 5, 45*time.Second, 16, 20*time.Second
 	for name, load := range map[string]func() (Config, error){
 		"--config":      func() (Config, error) { return Load([]string{"--config", "testdata/podium.yaml"}, env{}.get) },
 		"-config=":      func() (Config, error) { return Load([]string{"-config=testdata/podium.yaml"}, env{}.get) },
