@@ -103,6 +103,31 @@ type TrackStats struct {
 	Keyframes int
 	FirstSeen time.Time
 	LastSeen  time.Time
+	// Sequence numbers seen, extended past wrap-around: Expected()-Packets
+	// is the number lost (duplicates and reordering aside).
+	FirstSeq, MaxSeq int64
+}
+
+// Expected is how many packets the sequence numbers seen so far span.
+func (t *TrackStats) Expected() int {
+	if t.Packets == 0 {
+		return 0
+	}
+	return int(t.MaxSeq - t.FirstSeq + 1)
+}
+
+// Lost is how many packets within the span seen never arrived (never negative).
+func (t *TrackStats) Lost() int { return max(0, t.Expected()-t.Packets) }
+
+// observeSeq extends seq relative to the highest sequence number seen so far.
+func (t *TrackStats) observeSeq(seq uint16) {
+	if t.Packets == 0 {
+		t.FirstSeq, t.MaxSeq = int64(seq), int64(seq)
+		return
+	}
+	ext := t.MaxSeq + int64(int16(seq-uint16(t.MaxSeq)))
+	t.MaxSeq = max(t.MaxSeq, ext)
+	t.FirstSeq = min(t.FirstSeq, ext)
 }
 
 // Dial connects, joins and (if asked) publishes. It returns after welcome.

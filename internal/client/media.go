@@ -211,6 +211,7 @@ func (c *Client) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver
 			key := kind == "video" && isVP8KeyframeStart(p.Payload)
 			c.mu.Lock()
 			if st := c.state.Tracks[id]; st != nil && st.Source == source {
+				st.observeSeq(p.SequenceNumber)
 				st.Packets++
 				st.Bytes += n
 				st.LastSeen = time.Now()
