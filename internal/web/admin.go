@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -92,6 +93,10 @@ func (a *Admin) authenticated(next http.Handler) http.Handler {
 			apiError(w, status, code, msg)
 			return
 		}
+		if !jsonOrAuthorized(r) {
+			apiError(w, http.StatusUnsupportedMediaType, signal.CodeBadMessage, "a request with a body must be Content-Type: application/json")
+			return
+		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, maxAdminBody)
 		}
@@ -107,8 +112,8 @@ func (a *Admin) authorize(r *http.Request) (scope, int, string, string) {
 		}
 		return scope{}, http.StatusUnauthorized, signal.CodeUnauthorized, "an Authorization: Bearer <token> header with an admin token is required"
 	}
-	token, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || token == "" {
+	token, ok := BearerToken(h)
+	if !ok {
 		return scope{}, http.StatusUnauthorized, signal.CodeUnauthorized, "the Authorization header must be Bearer <token>"
 	}
 	if a.Auth == nil { // dev mode without keys: tokens cannot be checked
@@ -128,6 +133,30 @@ func (a *Admin) authorize(r *http.Request) (scope, int, string, string) {
 		return scope{}, http.StatusForbidden, signal.CodeForbidden, "the token lacks the admin permission"
 	}
 	return scope{room: claims.Room, identity: claims.Identity}, 0, "", ""
+}
+
+// BearerToken is the token of an Authorization header value "Bearer <token>";
+// the scheme is case-insensitive (RFC 9110, section 11.1).
+func BearerToken(header string) (string, bool) {
+	scheme, token, _ := strings.Cut(header, " ")
+	token = strings.TrimLeft(token, " ")
+	return token, strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// jsonOrAuthorized reports whether r cannot be a simple cross-site request (one
+// a page on any site may send without asking, like a text/plain POST): it has
+// no body, or an Authorization header, or a JSON body.
+func jsonOrAuthorized(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return true
+	}
+	if r.Header.Get("Authorization") != "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
 }
 
 // scopeOf is the request's scope (set by authenticated).

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -26,6 +27,11 @@ type Handler struct {
 	Log   *slog.Logger
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
+	// Dev (dev mode) answers only requests that cannot come from another site's
+	// page: Host localhost, an IP address or HTTPHost (the host of --http), and
+	// an Origin, if any, of this server.
+	Dev      bool
+	HTTPHost string
 	// Ready reports whether the server takes new participants, and why not
 	// (/readyz); nil means always.
 	Ready func() (bool, string)
@@ -50,10 +56,15 @@ func (h *Handler) Routes() http.Handler {
 		}
 	}
 	mux.HandleFunc("GET /", h.static)
-	return mux
+	return h.guard(mux)
 }
 
 func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
+	// A hijacked connection keeps the server's read and write deadlines, which
+	// are meant for plain requests: a session lasts as long as the call.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		h.Log.Debug("websocket accept", "err", err, "remote", r.RemoteAddr)
