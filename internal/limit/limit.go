@@ -1,55 +1,41 @@
 // Package limit holds the rate limiters guarding the server against floods: a
-// token bucket (pure: time comes in as an argument) and a set of buckets keyed by
-// client address.
+// token bucket (golang.org/x/time/rate, always given the time as an argument)
+// and a bounded set of buckets keyed by client address, which the library has
+// not.
 package limit
 
 import (
 	"net"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// Bucket is a token bucket: it holds at most Burst tokens and gains Rate tokens
+// Bucket is a token bucket: it holds at most burst tokens and gains rate tokens
 // per second; each allowed event takes one. The zero Bucket allows nothing; a
-// Bucket with Rate <= 0 allows everything. Not safe for concurrent use.
+// Bucket with rate <= 0 allows everything.
 type Bucket struct {
-	rate   float64 // tokens per second
-	burst  float64
-	tokens float64
-	last   time.Time
+	lim *rate.Limiter
 }
 
 // NewBucket returns a full bucket.
-func NewBucket(rate float64, burst int) Bucket {
-	return Bucket{rate: rate, burst: float64(burst), tokens: float64(burst)}
+func NewBucket(r float64, burst int) Bucket {
+	l := rate.Limit(r)
+	if r <= 0 && burst > 0 {
+		l = rate.Inf
+	}
+	return Bucket{lim: rate.NewLimiter(l, burst)}
 }
 
 // Allow takes a token at now if there is one.
-func (b *Bucket) Allow(now time.Time) bool {
-	if b.rate <= 0 && b.burst > 0 {
-		return true
-	}
-	b.refill(now)
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
+func (b Bucket) Allow(now time.Time) bool {
+	return b.lim != nil && b.lim.AllowN(now, 1)
 }
 
 // full reports whether the bucket is back at its burst at now (nothing to remember).
-func (b *Bucket) full(now time.Time) bool {
-	b.refill(now)
-	return b.tokens >= b.burst
-}
-
-func (b *Bucket) refill(now time.Time) {
-	if !b.last.IsZero() && now.After(b.last) {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-	}
-	if b.last.IsZero() || now.After(b.last) {
-		b.last = now
-	}
+func (b Bucket) full(now time.Time) bool {
+	return b.lim.TokensAt(now) >= float64(b.lim.Burst())
 }
 
 // PerKey is one Bucket per key (a client IP), safe for concurrent use. Buckets
@@ -59,14 +45,14 @@ type PerKey struct {
 	rate  float64
 	burst int
 	mu    sync.Mutex
-	keys  map[string]*Bucket
+	keys  map[string]Bucket
 	sweep time.Time // when idle buckets were last dropped
 }
 
 // NewPerKey allows each key burst events at once and rate per second after that;
 // rate <= 0 disables the limit.
 func NewPerKey(rate float64, burst int) *PerKey {
-	return &PerKey{rate: rate, burst: burst, keys: map[string]*Bucket{}}
+	return &PerKey{rate: rate, burst: burst, keys: map[string]Bucket{}}
 }
 
 // PerMinute allows n events per key per minute (n <= 0: unlimited).
@@ -89,8 +75,7 @@ func (p *PerKey) Allow(key string, now time.Time) bool {
 	}
 	b, ok := p.keys[key]
 	if !ok {
-		nb := NewBucket(p.rate, p.burst)
-		b = &nb
+		b = NewBucket(p.rate, p.burst)
 		p.keys[key] = b
 	}
 	return b.Allow(now)

@@ -19,12 +19,18 @@ var (
 	ErrTooManyRooms = errors.New("this server hosts as many rooms as it may")
 	// ErrRoomFull is returned when the room has Limits.MaxParticipants.
 	ErrRoomFull = errors.New("the room is full")
+	// ErrTooManyRoomsFromAddress is returned when a new room would exceed
+	// Limits.RoomsPerAddress for the joiner's address.
+	ErrTooManyRoomsFromAddress = errors.New("your address has opened as many rooms as it may")
 )
 
 // Limits bound what a hub hosts; 0 means unlimited.
 type Limits struct {
 	MaxRooms        int
 	MaxParticipants int // per room
+	// RoomsPerAddress bounds the live rooms opened from one JoinOptions.Address,
+	// so that one address cannot take every room of MaxRooms.
+	RoomsPerAddress int
 }
 
 // JoinOptions are what the room needs to know about a participant beyond its
@@ -35,6 +41,8 @@ type JoinOptions struct {
 	// Resume marks a reconnect with a valid resume secret: it may rejoin a live
 	// room while the server drains.
 	Resume bool
+	// Address is the joiner's address key (limit.AddressKey), for RoomsPerAddress.
+	Address string
 }
 
 // Hub is the set of live rooms. A room exists while at least one session holds it.
@@ -46,6 +54,7 @@ type Hub struct {
 	closed   bool
 	draining *signal.Draining // set once draining starts
 	retired  Totals           // what rooms that ended counted
+	opened   map[string]int   // live rooms by the address that opened them
 	wg       sync.WaitGroup
 }
 
@@ -54,7 +63,7 @@ func NewHub(defaults Settings) *Hub { return NewHubWith(defaults, Limits{}) }
 
 // NewHubWith makes an empty hub with limits.
 func NewHubWith(defaults Settings, limits Limits) *Hub {
-	return &Hub{defaults: defaults, limits: limits, rooms: map[string]*Room{}}
+	return &Hub{defaults: defaults, limits: limits, rooms: map[string]*Room{}, opened: map[string]int{}}
 }
 
 // Join enters m into the named room with default options (every permission).
@@ -80,7 +89,13 @@ func (h *Hub) JoinWith(name string, m Member, info signal.Participant, opts Join
 			h.mu.Unlock()
 			return nil, nil, ErrTooManyRooms
 		}
+		if h.limits.RoomsPerAddress > 0 && h.opened[opts.Address] >= h.limits.RoomsPerAddress {
+			h.mu.Unlock()
+			return nil, nil, ErrTooManyRoomsFromAddress
+		}
 		r = newRoom(name, h.defaults)
+		r.opener = opts.Address
+		h.opened[opts.Address]++
 		h.rooms[name] = r
 		h.wg.Add(1)
 		go func() { defer h.wg.Done(); r.loop() }()
@@ -112,6 +127,9 @@ func (h *Hub) release(r *Room) {
 		return
 	}
 	delete(h.rooms, r.name)
+	if h.opened[r.opener]--; h.opened[r.opener] <= 0 {
+		delete(h.opened, r.opener)
+	}
 	close(r.quit)
 	<-r.done // the loop finishes the command it is running; it never takes h.mu
 	h.retired.Add(&r.state.retired)

@@ -22,6 +22,9 @@ type Room struct {
 	done  chan struct{} // closed when the loop ended
 	refs  int           // guarded by the hub's mutex
 	state state
+
+	// opener is the address key that opened the room; guarded by the hub's mutex.
+	opener string
 }
 
 // state is owned by the room loop.
