@@ -1,11 +1,11 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/podium-sfu/podium/internal/algo/alloc"
-	"github.com/podium-sfu/podium/internal/algo/bwe"
 )
 
 const s = time.Second
@@ -84,17 +84,29 @@ func TestCap128KeepsVideo(t *testing.T) {
 }
 
 // A steady capacity 10 % above what the top layer and audio need: after
-// settling, no switch in 60 s.
+// settling, the top layer the whole last minute and no switch.
 func TestSteadyCapNoFlapping(t *testing.T) {
 	for seed := int64(1); seed <= seeds; seed++ {
 		r := Run(withSeed(SteadyCap(), seed))
-		sw := r.SwitchesBetween(60*s, 120*s)
-		top := r.Fraction(60*s, 120*s, func(x Sample) bool { return level(x.Picks[0]) == TopLevel })
-		t.Logf("seed %d: %d switches in [60 s, 120 s), %d in all; top layer %.0f %% of the last minute", seed, sw, len(r.Switches), 100*top)
-		if sw != 0 {
-			t.Errorf("seed %d: %d switches in the last minute, want 0", seed, sw)
+		first, ok := r.Reaches(0, 0, TopLevel)
+		t.Logf("seed %d: first on the top layer at %s; %d switches in [60 s, 120 s), %d in all", seed, dur(first, ok), r.SwitchesBetween(60*s, 120*s), len(r.Switches))
+		for _, p := range steadyCapProblems(&r) {
+			t.Errorf("seed %d: %s", seed, p)
 		}
 	}
+}
+
+// steadyCapProblems is what TestSteadyCapNoFlapping finds wrong with a
+// steady-threshold run: switches in the last minute, or time off the top layer.
+func steadyCapProblems(r *Result) []string {
+	var out []string
+	if sw := r.SwitchesBetween(60*s, 120*s); sw != 0 {
+		out = append(out, fmt.Sprintf("%d switches in [60 s, 120 s), want 0", sw))
+	}
+	if top := r.Fraction(60*s, 120*s, func(x Sample) bool { return level(x.Picks[0]) == TopLevel }); top < 1 {
+		out = append(out, fmt.Sprintf("on the top layer %.0f %% of [60 s, 120 s), want 100 %%", 100*top))
+	}
+	return out
 }
 
 // 5 % random loss at ample capacity: loss below 10 % is tolerated, the top
@@ -228,15 +240,25 @@ func TestDeterministic(t *testing.T) {
 }
 
 // A wider up margin (15 %) keeps the steady-threshold run on 360p: stable,
-// but below the layer the path carries. Logged for docs/bwe.md.
+// but below the layer the path carries (docs/bwe.md, "The allocator"). It is
+// also TestSteadyCapNoFlapping's mutation check: a run stuck below the top
+// layer without switching must fail that test.
 func TestSteadyCapWideMargin(t *testing.T) {
 	ac := alloc.DefaultConfig()
 	ac.UpMargin = 0.15
-	sc := SteadyCap()
-	sc.Alloc = &ac
-	r := Run(sc)
-	top := r.Fraction(60*s, 120*s, func(x Sample) bool { return level(x.Picks[0]) == TopLevel })
-	t.Logf("up margin 15 %%: %d switches in the last minute, top layer %.0f %% of it", r.SwitchesBetween(60*s, 120*s), 100*top)
+	for seed := int64(1); seed <= seeds; seed++ {
+		sc := withSeed(SteadyCap(), seed)
+		sc.Alloc = &ac
+		r := Run(sc)
+		top := r.Fraction(60*s, 120*s, func(x Sample) bool { return level(x.Picks[0]) == TopLevel })
+		on360 := r.Fraction(60*s, 120*s, func(x Sample) bool { return level(x.Picks[0]) == TopLevel-1 })
+		sw := r.SwitchesBetween(60*s, 120*s)
+		t.Logf("seed %d, up margin 15 %%: %d switches in the last minute, top layer %.0f %% of it, 360p %.0f %%", seed, sw, 100*top, 100*on360)
+		if top != 0 || on360 != 1 || sw != 0 {
+			t.Errorf("seed %d, up margin 15 %%: top layer %.0f %%, 360p %.0f %%, %d switches in the last minute; want 0 %%, 100 %%, 0 (docs/bwe.md)", seed, 100*top, 100*on360, sw)
+		}
+		if top < 1 && len(steadyCapProblems(&r)) == 0 {
+			t.Errorf("seed %d: TestSteadyCapNoFlapping's check passes a run %.0f %% off the top layer", seed, 100*(1-top))
+		}
+	}
 }
-
-var _ = bwe.DefaultConfig
