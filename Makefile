@@ -5,11 +5,12 @@
 GO      ?= go
 ARGS    ?=
 BIN     := bin/podium
+PROTOCOL_TS := web/src/protocol/generated/messages.ts
 WEB_SRC := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs web/package.json web/package-lock.json
 
 FUZZTIME ?= 3s
 
-.PHONY: run build web test test-go test-web test-shaped vet bench-short fuzz-short clean
+.PHONY: run build web protocol protocol-check test test-go test-web test-shaped vet bench-short fuzz-short clean
 
 run: build
 	./$(BIN) serve $(ARGS)
@@ -22,10 +23,23 @@ web: web/dist/index.html
 web/node_modules/.package-lock.json: web/package-lock.json
 	cd web && npm ci --no-audit --no-fund
 
-web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SRC)
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SRC) $(PROTOCOL_TS)
 	cd web && npm run build
 
-test: test-web vet test-go bench-short fuzz-short
+# The client's protocol types are generated from internal/signal's Go types
+# (tools/protogen) and committed. make protocol regenerates them; a build
+# regenerates them when those Go files are newer; make test first checks the
+# committed file, so a Go change without make protocol fails it.
+protocol:
+	$(GO) run ./tools/protogen -o $(PROTOCOL_TS) internal/signal
+
+$(PROTOCOL_TS): $(filter-out %_test.go,$(wildcard internal/signal/*.go tools/protogen/*.go))
+	$(GO) run ./tools/protogen -o $(PROTOCOL_TS) internal/signal
+
+protocol-check:
+	$(GO) run ./tools/protogen -check -o $(PROTOCOL_TS) internal/signal
+
+test: protocol-check test-web vet test-go bench-short fuzz-short
 
 test-web: web/node_modules/.package-lock.json
 	cd web && npm run typecheck && npm test

@@ -62,7 +62,7 @@ const maxConstraints = 256
 type VideoConstraint struct {
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
-	Role   string `json:"role,omitempty"` // "stage" or "thumbnail"
+	Role   string `json:"role,omitempty" tstype:"'stage' | 'thumbnail'"`
 }
 
 // Constraints maps source participant ids to how their videos are shown.

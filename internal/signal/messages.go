@@ -59,9 +59,9 @@ type ICEServer struct {
 // Candidate mirrors RTCIceCandidateInit.
 type Candidate struct {
 	Candidate        string  `json:"candidate"`
-	SDPMid           *string `json:"sdpMid,omitempty"`
-	SDPMLineIndex    *uint16 `json:"sdpMLineIndex,omitempty"`
-	UsernameFragment *string `json:"usernameFragment,omitempty"`
+	SDPMid           *string `json:"sdpMid,omitempty" tstype:"string | null"` // null is read as absent
+	SDPMLineIndex    *uint16 `json:"sdpMLineIndex,omitempty" tstype:"number | null"`
+	UsernameFragment *string `json:"usernameFragment,omitempty" tstype:"string | null"`
 }
 
 // Join is the first client message.
@@ -75,13 +75,13 @@ type Join struct {
 
 // SDP is an offer or an answer for one of the two peer connections.
 type SDP struct {
-	PC  string `json:"pc"`
+	PC  string `json:"pc" tstype:"PcName"`
 	SDP string `json:"sdp"`
 }
 
 // TrickleCandidate carries one ICE candidate; Candidate nil means end of candidates.
 type TrickleCandidate struct {
-	PC        string     `json:"pc"`
+	PC        string     `json:"pc" tstype:"PcName"`
 	Candidate *Candidate `json:"candidate"`
 }
 
@@ -118,7 +118,7 @@ type Error struct {
 // Bye ends the session for good.
 type Bye struct {
 	Reason string `json:"reason"`
-	Code   string `json:"code,omitempty"` // ByeShutdown, ByeRemoved, ByeRoomClosed
+	Code   string `json:"code,omitempty" tstype:"ByeCode"` // ByeShutdown, ByeRemoved, ByeRoomClosed
 }
 
 // ParticipantEvent is participant-joined or participant-updated.

@@ -1,132 +1,91 @@
 // Signaling messages of the Podium protocol, version 1 (docs/protocol.md).
 //
 // Every message is one JSON object with a string `type`; the unions below are
-// discriminated on it. Keep this file in step with docs/protocol.md and the Go
-// types of the server.
+// discriminated on it. The bodies and the `type` strings are generated from the
+// Go types of the server (generated/messages.ts, `make protocol`); this file
+// pairs them into the messages this client sends and handles, and parses
+// server frames.
 
-export const PROTOCOL_VERSION = 1;
+import * as wire from './generated/messages';
 
-/** Which of the two peer connections a negotiation message is about. */
-export type PcName = 'publish' | 'subscribe';
+export const PROTOCOL_VERSION = wire.Version;
 
-/** A participant as the server describes it (never the local one). */
-export interface Participant {
-  id: string;
-  name: string;
-  audioMuted: boolean;
-  videoMuted: boolean;
-}
+import type { PcName, Participant, Resume, VideoStats } from './generated/messages';
+export type { ByeCode, ErrorCode, MessageType, PcName, Participant, Resume, VideoConstraint, VideoStats } from './generated/messages';
 
-/** Opaque value from `welcome`, sent back in `join` to keep the same participant id. */
-export interface Resume {
-  id: string;
-  secret: string;
-}
-
-/** An ICE server as in `welcome.iceServers` (same shape as RTCIceServer). */
-export interface IceServer {
+/** An ICE server as in `welcome.iceServers`; like RTCIceServer, `urls` may also be one URL. */
+export interface IceServer extends Omit<wire.ICEServer, 'urls'> {
   urls: string | string[];
-  username?: string;
-  credential?: string;
 }
 
-/** Same shape as RTCIceCandidateInit. */
-export interface IceCandidateInit {
-  candidate?: string;
-  sdpMid?: string | null;
-  sdpMLineIndex?: number | null;
-  usernameFragment?: string | null;
-}
+/**
+ * A candidate as the browser gives it (RTCIceCandidateInit): every field may
+ * be absent; the server reads a missing `candidate` as "".
+ */
+export type IceCandidateInit = Partial<wire.Candidate>;
+
+/** Role of a remote video in the layout (docs/protocol.md, "Simulcast"). */
+export type VideoRole = NonNullable<wire.VideoConstraint['role']>;
 
 // ---- client → server -------------------------------------------------------
 
-export interface JoinMessage {
-  type: 'join';
+export interface JoinMessage extends wire.Join {
+  type: typeof wire.TypeJoin;
   version: typeof PROTOCOL_VERSION;
-  room: string;
-  name: string;
-  token?: string;
-  resume?: Resume;
 }
 
 /** Client → server with pc `publish`; server → client with pc `subscribe`. */
-export interface OfferMessage {
-  type: 'offer';
-  pc: PcName;
-  sdp: string;
+export interface OfferMessage extends wire.SDP {
+  type: typeof wire.TypeOffer;
 }
 
 /** Server → client with pc `publish`; client → server with pc `subscribe`. */
-export interface AnswerMessage {
-  type: 'answer';
-  pc: PcName;
-  sdp: string;
+export interface AnswerMessage extends wire.SDP {
+  type: typeof wire.TypeAnswer;
 }
 
 /** Trickle ICE, both directions; `candidate: null` is end of candidates. */
-export interface CandidateMessage {
-  type: 'candidate';
-  pc: PcName;
+export interface CandidateMessage extends Omit<wire.TrickleCandidate, 'candidate'> {
+  type: typeof wire.TypeCandidate;
   candidate: IceCandidateInit | null;
 }
 
 /** The sender's own state: `audio: true` means the microphone is muted. */
-export interface MuteMessage {
-  type: 'mute';
-  audio: boolean;
-  video: boolean;
+export interface MuteMessage extends wire.Mute {
+  type: typeof wire.TypeMute;
 }
 
-export interface PingMessage {
-  type: 'ping';
-  ts: number;
+export interface PingMessage extends wire.Ping {
+  type: typeof wire.TypePing;
 }
 
 export interface LeaveMessage {
-  type: 'leave';
+  type: typeof wire.TypeLeave;
 }
 
 /** Always receive this participant's video (docs/protocol.md, "Speaker, Last N…"). */
-export interface PinMessage {
-  type: 'pin';
-  id: string;
+export interface PinMessage extends wire.PinTarget {
+  type: typeof wire.TypePin;
 }
 
 /** Stop always receiving this participant's video. */
-export interface UnpinMessage {
-  type: 'unpin';
-  id: string;
+export interface UnpinMessage extends wire.PinTarget {
+  type: typeof wire.TypeUnpin;
 }
 
 /** The most videos this client wants; `-1` = as many as the room allows. */
-export interface SetLastNMessage {
-  type: 'set-last-n';
-  n: number;
+export interface SetLastNMessage extends wire.SetLastN {
+  type: typeof wire.TypeSetLastN;
 }
 
-/** Changes the room's settings; fields left out are unchanged. */
-export interface RoomSettingsMessage {
-  type: 'room-settings';
-  /** The room's Last N; `-1` = unlimited. */
-  lastN?: number;
-  /** Participants whose video everyone receives. */
-  onStage?: string[];
+/** Changes the room's settings (`lastN`, `-1` = unlimited; `onStage`); fields left out are unchanged. */
+export interface RoomSettingsMessage extends wire.RoomSettings {
+  type: typeof wire.TypeRoomSettings;
 }
 
-/** Role of a remote video in the layout (docs/protocol.md, "Simulcast"). */
-export type VideoRole = 'stage' | 'thumbnail';
-
-/** What the client renders of one remote video: device pixels (CSS size × devicePixelRatio). */
-export interface VideoConstraint {
-  width: number;
-  height: number;
-  role?: VideoRole;
-}
-
-/** The rendered size (and role) of remote videos; participants left out keep their previous constraint. */
-export interface ConstraintsMessage {
-  type: 'constraints';
-  videos: Record<string, VideoConstraint>;
+/** The rendered size (device pixels) and role of remote videos; participants left out keep their previous constraint. */
+export interface ConstraintsMessage extends wire.Constraints {
+  type: typeof wire.TypeConstraints;
 }
 
 export type ClientMessage =
@@ -145,100 +104,67 @@ export type ClientMessage =
 
 // ---- server → client -------------------------------------------------------
 
-export interface WelcomeMessage {
-  type: 'welcome';
-  version: number;
-  id: string;
-  room: string;
-  resume: Resume;
-  participants: Participant[];
+export interface WelcomeMessage extends Omit<wire.Welcome, 'iceServers'> {
+  type: typeof wire.TypeWelcome;
   iceServers: IceServer[];
 }
 
-export interface ParticipantJoinedMessage {
-  type: 'participant-joined';
-  participant: Participant;
+export interface ParticipantJoinedMessage extends wire.ParticipantEvent {
+  type: typeof wire.TypeJoined;
 }
 
-export interface ParticipantUpdatedMessage {
-  type: 'participant-updated';
-  participant: Participant;
+export interface ParticipantUpdatedMessage extends wire.ParticipantEvent {
+  type: typeof wire.TypeUpdated;
 }
 
-export interface ParticipantLeftMessage {
-  type: 'participant-left';
-  id: string;
+export interface ParticipantLeftMessage extends wire.ParticipantLeft {
+  type: typeof wire.TypeLeft;
 }
 
-export interface PongMessage {
-  type: 'pong';
-  ts: number;
+export interface PongMessage extends wire.Ping {
+  type: typeof wire.TypePong;
 }
 
-/** Stable error codes of docs/protocol.md; other strings are tolerated. */
-export type ErrorCode =
-  | 'bad-message'
-  | 'too-large'
-  | 'unknown-type'
-  | 'not-joined'
-  | 'bad-version'
-  | 'bad-room'
-  | 'bad-name'
-  | 'bad-sdp'
-  | 'bad-candidate'
-  | 'negotiation-timeout'
-  | 'internal';
-
-export interface ErrorMessage {
-  type: 'error';
-  code: ErrorCode | (string & {});
-  message: string;
-  fatal: boolean;
+/** `code` is one of the server's error codes; other strings are tolerated. */
+export interface ErrorMessage extends Omit<wire.Error, 'code'> {
+  type: typeof wire.TypeError;
+  code: wire.ErrorCode | (string & {});
 }
 
-export interface ByeMessage {
-  type: 'bye';
-  reason: string;
+export interface ByeMessage extends wire.Bye {
+  type: typeof wire.TypeBye;
 }
 
 /** The dominant speaker changed; `id` is `""` when nobody is dominant. */
-export interface SpeakerMessage {
-  type: 'speaker';
-  id: string;
+export interface SpeakerMessage extends wire.Speaker {
+  type: typeof wire.TypeSpeaker;
 }
 
-/** The participants whose video this client receives, in priority order. */
-export interface ForwardedMessage {
-  type: 'forwarded';
-  ids: string[];
-  /** The N in force for this client (`-1` = unlimited). */
-  lastN: number;
+/** The participants whose video this client receives, in priority order, and the N in force (`-1` = unlimited). */
+export interface ForwardedMessage extends wire.Forwarded {
+  type: typeof wire.TypeForwarded;
 }
 
 /** Nobody receives this client's video: stop sending it until `resume-video`. */
 export interface PauseVideoMessage {
-  type: 'pause-video';
+  type: typeof wire.TypePauseVideo;
 }
 
 export interface ResumeVideoMessage {
-  type: 'resume-video';
+  type: typeof wire.TypeResumeVideo;
 }
 
 /** The room's settings; sent after `welcome` and whenever they change. */
-export interface RoomMessage {
-  type: 'room';
-  /** The room's Last N; `-1` = unlimited. */
-  lastN: number;
-  onStage: string[];
+export interface RoomMessage extends wire.RoomState {
+  type: typeof wire.TypeRoom;
 }
 
 /**
  * Which of our own simulcast encodings (by RID) some receiver needs: keep
  * those active and the others `active: false`. `pause-video` still wins.
  */
-export interface LayersMessage {
-  type: 'layers';
-  active: string[];
+export interface LayersMessage extends wire.Layers {
+  type: typeof wire.TypeLayers;
 }
 
 /**
@@ -246,38 +172,16 @@ export interface LayersMessage {
  * sending us for lack of bandwidth; sent on every change (docs/protocol.md,
  * "Bandwidth adaptation"). Shown as paused, not as a frozen frame.
  */
-export interface SuspendedMessage {
-  type: 'suspended';
-  ids: string[];
-}
-
-/** What one forwarded video gets (`stats.videos`). */
-export interface VideoStats {
-  /** Simulcast encoding chosen (0 = lowest); -1 = none. */
-  encoding: number;
-  /** Highest temporal layer chosen. */
-  temporal: number;
-  /** Measured bits/s of that choice. */
-  bitrate: number;
-  /** Off for lack of bandwidth. */
-  suspended: boolean;
+export interface SuspendedMessage extends wire.Suspended {
+  type: typeof wire.TypeSuspended;
 }
 
 /** The SFU's view of our downlink: the body of a `stats` message. */
-export interface BandwidthStats {
-  /** The SFU's send-side bandwidth estimate, bits/s (its start value until feedback moves it). */
-  estimate: number;
-  /** Bits/s of the layers chosen for us, audio included. */
-  allocated: number;
-  /** Changes of a playing or suspended video's layers since we joined (bandwidth or layout). */
-  switches: number;
-  /** By source participant id. */
-  videos: Record<string, VideoStats>;
-}
+export type BandwidthStats = wire.Stats;
 
 /** About once a second: the SFU's bandwidth estimate and allocation for us. */
-export interface StatsMessage extends BandwidthStats {
-  type: 'stats';
+export interface StatsMessage extends wire.Stats {
+  type: typeof wire.TypeStats;
 }
 
 export type ServerMessage =
