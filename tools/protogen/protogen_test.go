@@ -19,9 +19,9 @@ func TestGeneratedUpToDate(t *testing.T) {
 	}
 }
 
-// TestChangedGoFieldIsDetected changes a field of a message type in a copy of
-// internal/signal and checks that the committed file is then reported out of
-// date, with the file named and the changed line shown.
+// TestChangedGoFieldIsDetected renames a field of a message type in a copy of
+// internal/signal and checks that the file generated before the change is
+// then reported out of date, the file named and the changed line shown.
 func TestChangedGoFieldIsDetected(t *testing.T) {
 	dir := t.TempDir()
 	entries, err := os.ReadDir(signalDir)
@@ -29,32 +29,50 @@ func TestChangedGoFieldIsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(signalDir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == "messages.go" {
-			const field = "AudioMuted bool   `json:\"audioMuted\"`"
-			if !strings.Contains(string(src), field) {
-				t.Fatalf("messages.go has no %s to change any more: pick another field", field)
-			}
-			src = []byte(strings.Replace(string(src), field, "AudioMuted bool   `json:\"audioOff\"`", 1))
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), src, 0o644); err != nil {
-			t.Fatal(err)
+		if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			copyFile(t, filepath.Join(signalDir, e.Name()), filepath.Join(dir, e.Name()))
 		}
 	}
-	err = CheckUpToDate(dir, committedTS)
+	before := filepath.Join(t.TempDir(), "messages.ts")
+	if err := run(dir, before, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckUpToDate(dir, before); err != nil {
+		t.Fatalf("fresh file reported out of date: %v", err)
+	}
+
+	src, err := os.ReadFile(filepath.Join(dir, "messages.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const field = "AudioMuted bool   `json:\"audioMuted\"`"
+	if !strings.Contains(string(src), field) {
+		t.Fatalf("messages.go has no %s to change any more: pick another field", field)
+	}
+	src = []byte(strings.Replace(string(src), field, "AudioMuted bool   `json:\"audioOff\"`", 1))
+	if err := os.WriteFile(filepath.Join(dir, "messages.go"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	err = CheckUpToDate(dir, before)
 	if err == nil {
 		t.Fatal("a renamed JSON field was not detected")
 	}
-	for _, want := range []string{"web/src/protocol/generated/messages.ts is out of date", "make protocol", "- " + "  audioMuted: boolean;", "+   audioOff: boolean;"} {
+	for _, want := range []string{before + " is out of date", "make protocol", "-   audioMuted: boolean;", "+   audioOff: boolean;"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("report lacks %q:\n%v", want, err)
 		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
