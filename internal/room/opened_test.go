@@ -12,9 +12,14 @@ import (
 // joining others' rooms does not count, and a room that ends frees its slot.
 func TestRoomsPerAddress(t *testing.T) {
 	h := NewHubWith(DefaultSettings(), Limits{RoomsPerAddress: 2})
-	defer h.Close()
-	from := func(addr string) JoinOptions { o := subscribeOnly; o.Address = addr; return o }
 	var leave []func()
+	defer func() {
+		for _, f := range leave {
+			f()
+		}
+		h.Close()
+	}()
+	from := func(addr string) JoinOptions { o := subscribeOnly; o.Address = addr; return o }
 	join := func(room, addr string) error {
 		m := newFake(fmt.Sprint("p", len(leave)))
 		r, _, err := h.JoinWith(room, m, signal.Participant{ID: m.id}, from(addr))
@@ -41,13 +46,14 @@ func TestRoomsPerAddress(t *testing.T) {
 		t.Errorf("joining another address's room: %v", err)
 	}
 	leave[1]() // a2 ends
+	leave[1] = func() {}
 	if err := join("a3", "192.0.2.1"); err != nil {
 		t.Errorf("after one of its rooms ended: %v", err)
 	}
-	for _, f := range leave[2:] {
+	for _, f := range leave {
 		f()
 	}
-	leave[0]()
+	leave = nil
 	if len(h.opened) != 0 {
 		t.Errorf("opened after every room ended: %v", h.opened)
 	}
