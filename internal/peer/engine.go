@@ -46,6 +46,7 @@ type Engine struct {
 	publish   *webrtc.API
 	subscribe *webrtc.API
 	arrivals  *arrivals // transport-wide feedback of the publish connections
+	guard     *guard    // drops forged plaintext DTLS records
 }
 
 // NewEngine opens the media sockets. Close releases them.
@@ -60,7 +61,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 		ice.UDPMuxFromPortWithWriteBufferSize(4 << 20),
 	}
 	e.arrivals = newArrivals()
-	n, err := newObservingNet(e.arrivals, cfg.Stamps)
+	e.guard = &guard{}
+	n, err := newObservingNet(e.arrivals, cfg.Stamps, e.guard)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +105,9 @@ func (e *Engine) settings(keepIP func(net.IP) bool) webrtc.SettingEngine {
 	s.SetIncludeLoopbackCandidate(true)
 	s.SetIPFilter(keepIP)
 	s.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	// Sessions close their connections themselves (after stopping their RTT
-	// sampler: pion's GetStats races with Close); a peer's DTLS close_notify must not
-	// close one behind their back. Departures are seen on the WebSocket and by ICE.
-	s.DisableCloseByDTLS(true)
+	// A connection whose DTLS ends (the peer's close_notify or fatal alert; forged
+	// plaintext ones never reach pion, see guard) is closed by pion, so its state
+	// says closed and the session restarts it instead of waiting for ICE to fail.
 	if len(e.cfg.PublicIPs) > 0 {
 		s.SetNAT1To1IPs(e.cfg.PublicIPs, webrtc.ICECandidateTypeHost)
 	}
@@ -135,6 +136,10 @@ func (e *Engine) NewPublishPC() (*webrtc.PeerConnection, error) {
 func (e *Engine) NewSubscribePC() (*webrtc.PeerConnection, error) {
 	return e.subscribe.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
 }
+
+// ForgedRecordsDropped counts the UDP datagrams dropped for carrying a
+// plaintext DTLS record that is not part of a handshake (see guard).
+func (e *Engine) ForgedRecordsDropped() uint64 { return e.guard.dropped.Load() }
 
 // Close releases the media sockets.
 func (e *Engine) Close() {

@@ -14,19 +14,21 @@ import (
 // observingNet is the operating system's network whose UDP sockets show every
 // datagram, as it is read, to the transport-wide feedback (arrivals) and, when
 // set, to latency.Stamps, so the forwarding path can measure the SFU's latency
-// from the moment a packet left the socket.
+// from the moment a packet left the socket. They drop forged plaintext DTLS
+// records (guard) before pion reads them.
 type observingNet struct {
 	*stdnet.Net
 	arrivals *arrivals
 	stamps   *latency.Stamps
+	guard    *guard
 }
 
-func newObservingNet(a *arrivals, stamps *latency.Stamps) (*observingNet, error) {
+func newObservingNet(a *arrivals, stamps *latency.Stamps, g *guard) (*observingNet, error) {
 	n, err := stdnet.NewNet()
 	if err != nil {
 		return nil, err
 	}
-	return &observingNet{Net: n, arrivals: a, stamps: stamps}, nil
+	return &observingNet{Net: n, arrivals: a, stamps: stamps, guard: g}, nil
 }
 
 // ListenUDP wraps the socket.
@@ -35,7 +37,7 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 	if err != nil {
 		return nil, err
 	}
-	return &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, kernelTime: enableRxTimestamps(c)}, nil
+	return &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c)}, nil
 }
 
 // observingConn implements ice.AddrPortReaderWriter, which the UDP mux reads
@@ -45,6 +47,7 @@ type observingConn struct {
 	*net.UDPConn
 	arrivals   *arrivals
 	stamps     *latency.Stamps
+	guard      *guard
 	kernelTime bool // datagrams carry the kernel's arrival stamp
 	oob        [rxOOBSize]byte
 }
@@ -64,7 +67,17 @@ func (c *observingConn) observe(b, oob []byte) {
 	}
 }
 
+// ReadFromAddrPort reads the next datagram the guard lets through.
 func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
+	for {
+		n, addr, err := c.read(b)
+		if err != nil || n == 0 || !c.guard.drop(b[:n]) {
+			return n, addr, err
+		}
+	}
+}
+
+func (c *observingConn) read(b []byte) (int, netip.AddrPort, error) {
 	if !c.kernelTime {
 		n, addr, err := c.UDPConn.ReadFromUDPAddrPort(b)
 		if n > 0 {
@@ -83,10 +96,11 @@ func (c *observingConn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, err
 	return c.UDPConn.WriteToUDPAddrPort(b, addr)
 }
 
+// ReadFrom is ReadFromAddrPort for readers that want a net.Addr.
 func (c *observingConn) ReadFrom(b []byte) (int, net.Addr, error) {
-	n, addr, err := c.UDPConn.ReadFrom(b)
-	if n > 0 {
-		c.observe(b[:n], nil)
+	n, addr, err := c.ReadFromAddrPort(b)
+	if err != nil && n == 0 {
+		return n, nil, err
 	}
-	return n, addr, err
+	return n, net.UDPAddrFromAddrPort(addr), err
 }

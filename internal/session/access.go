@@ -148,6 +148,7 @@ var errorCodes = []string{
 	signal.CodeBadRoom, signal.CodeBadName, signal.CodeBadSDP, signal.CodeBadCandidate, signal.CodeNegotiationTimeout,
 	signal.CodeInternal, signal.CodeUnauthorized, signal.CodeTokenExpired, signal.CodeForbidden, signal.CodeRoomFull,
 	signal.CodeServerFull, signal.CodeTooManyJoins, signal.CodeRateLimited, signal.CodeTooManyTracks, signal.CodeDraining,
+	signal.CodeTransportFailed,
 }
 
 func (c *Counters) countError(code string) {

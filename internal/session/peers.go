@@ -32,11 +32,7 @@ func (s *Session) openPeerConnections() error {
 				UsernameFragment: init.UsernameFragment,
 			}})
 		})
-		pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
-			if st == webrtc.PeerConnectionStateFailed {
-				s.cancel(errICEFailed)
-			}
-		})
+		pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) { s.transportChanged(name, st) })
 	}
 	s.pub.OnTrack(s.onTrack)
 	s.goOwned(func() { s.link.Run(s.ctx.Done()) })

@@ -46,12 +46,18 @@ func (s *Session) sampleRTT() {
 	}
 }
 
-// pairRTT is the current round-trip time of pc's selected candidate pair.
+// pairRTT is the current round-trip time of pc's selected candidate pair. It
+// asks the ICE transport only (pc.GetStats races with the Close pion starts by
+// itself when the connection's DTLS ends), and only once ICE has connected:
+// pion writes the transport's fields unguarded when ICE starts, and the
+// connected state, read atomically, is reported after that.
 func pairRTT(pc *webrtc.PeerConnection) (time.Duration, bool) {
-	for _, st := range pc.GetStats() {
-		if p, ok := st.(webrtc.ICECandidatePairStats); ok && p.Nominated && p.State == webrtc.StatsICECandidatePairStateSucceeded && p.CurrentRoundTripTime > 0 {
-			return time.Duration(p.CurrentRoundTripTime * float64(time.Second)), true
-		}
+	if st := pc.ICEConnectionState(); st != webrtc.ICEConnectionStateConnected && st != webrtc.ICEConnectionStateCompleted {
+		return 0, false
 	}
-	return 0, false
+	p, ok := pc.SCTP().Transport().ICETransport().GetSelectedCandidatePairStats()
+	if !ok || p.CurrentRoundTripTime <= 0 {
+		return 0, false
+	}
+	return time.Duration(p.CurrentRoundTripTime * float64(time.Second)), true
 }

@@ -96,7 +96,6 @@ type Session struct {
 
 var (
 	errReplaced     = errors.New("replaced by a resumed session")
-	errICEFailed    = errors.New("ICE connection failed")
 	errSessionEnded = errors.New("session ended")
 )
 

@@ -18,6 +18,7 @@ const (
 	CodeBadCandidate       = "bad-candidate"
 	CodeNegotiationTimeout = "negotiation-timeout"
 	CodeInternal           = "internal"
+	CodeTransportFailed    = "transport-failed" // a peer connection failed or its DTLS ended
 
 	// Access control.
 	CodeUnauthorized = "unauthorized"  // no token, or one that does not verify

@@ -536,6 +536,39 @@ describe('keepalive and reconnect', () => {
     ]);
   });
 
+  it('reconnects when a peer connection is closed under it', async () => {
+    const t = setup();
+    await t.connect();
+    t.pcs().pub.setState('closed');
+    expect(t.of('reconnecting')).toEqual([{ attempt: 1, delayMs: 300, reason: 'publish connection closed' }]);
+  });
+
+  it('reconnects when the DTLS transport closes while the connection says connected', async () => {
+    const t = setup();
+    await t.connect();
+    const { sub } = t.pcs();
+    const dtls = { state: 'connected', onstatechange: null as ((ev: unknown) => void) | null };
+    Object.assign(sub, { getReceivers: () => [{ transport: dtls }] });
+    sub.setState('connected');
+    expect(dtls.onstatechange).not.toBeNull();
+    dtls.state = 'closed';
+    dtls.onstatechange?.({});
+    expect(t.of('reconnecting')).toEqual([
+      { attempt: 1, delayMs: 300, reason: 'subscribe DTLS transport closed' },
+    ]);
+  });
+
+  it('reconnects with its resume id after transport-failed', async () => {
+    const t = setup();
+    await t.connect();
+    t.ws().receive({ type: 'error', code: 'transport-failed', message: 'publish connection closed; reconnect', fatal: true });
+    expect(t.of('reconnecting')).toMatchObject([{ attempt: 1, delayMs: 300 }]);
+    expect(t.of('closed')).toHaveLength(0);
+    t.clock.advance(300);
+    t.ws().open();
+    expect(t.ws().sentOfType('join')[0]).toMatchObject({ resume: { id: expect.any(String) } });
+  });
+
   it('reconnects when a peer connection stays disconnected for 4 s', async () => {
     const t = setup();
     await t.connect();

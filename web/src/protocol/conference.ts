@@ -840,8 +840,9 @@ export class Conference {
       source: 'server',
     });
     if (!msg.fatal) return;
-    // Server-side failures and a missed negotiation are transient: start over.
-    if (msg.code === 'internal' || msg.code === 'negotiation-timeout') {
+    // Server-side failures, a missed negotiation and a dead peer connection
+    // (transport-failed) are transient: start over, resuming our id.
+    if (msg.code === 'internal' || msg.code === 'negotiation-timeout' || msg.code === 'transport-failed') {
       this.lost(s, `server error: ${msg.message || msg.code}`);
     } else this.terminate('error', `${msg.code}: ${msg.message}`);
   }
@@ -937,8 +938,12 @@ export class Conference {
       this.clock.clearTimeout(pending);
       s.disconnectTimers.delete(link.name);
     }
-    if (state === 'failed') {
-      this.lost(s, `${link.name} connection failed`);
+    if (state === 'connected') {
+      link.watchDtls((dtls) => this.lost(s, `${link.name} DTLS transport ${dtls}`));
+    }
+    // 'closed' that we did not cause (PeerLink.close detaches this handler first).
+    if (state === 'failed' || state === 'closed') {
+      this.lost(s, `${link.name} connection ${state}`);
     } else if (state === 'disconnected' && pending === undefined) {
       const timer = this.clock.setTimeout(() => {
         s.disconnectTimers.delete(link.name);

@@ -13,6 +13,17 @@ export interface PeerLinkHooks {
   warn(...args: unknown[]): void;
 }
 
+/** RTCDtlsTransport, as RTCRtpSender.transport and RTCRtpReceiver.transport give it. */
+interface DtlsTransportLike {
+  readonly state: string;
+  onstatechange: ((ev: unknown) => void) | null;
+}
+
+interface WithTransports {
+  getSenders(): readonly { readonly transport?: DtlsTransportLike | null }[];
+  getReceivers(): readonly { readonly transport?: DtlsTransportLike | null }[];
+}
+
 export class PeerLink {
   private chain: Promise<void> = Promise.resolve();
   private remoteSet = false;
@@ -20,6 +31,7 @@ export class PeerLink {
   private localSent = false;
   private readonly localQueue: (IceCandidateInit | null)[] = [];
   private closed = false;
+  private dtls: DtlsTransportLike | null = null;
 
   constructor(
     readonly name: PcName,
@@ -85,11 +97,30 @@ export class PeerLink {
     pc.onicecandidate = null;
     pc.ontrack = null;
     pc.onconnectionstatechange = null;
+    if (this.dtls) this.dtls.onstatechange = null;
     try {
       pc.close();
     } catch (err) {
       this.hooks.warn(`${this.name}: close`, err);
     }
+  }
+
+  /**
+   * Calls dead once the connection's DTLS transport closes or fails (after the
+   * SFU's close_notify, say). Browsers count a closed DTLS transport as
+   * connected in connectionState, though no media flows over it any more.
+   */
+  watchDtls(dead: (state: string) => void): void {
+    if (this.closed || this.dtls) return;
+    const pc = this.pc as Partial<WithTransports>;
+    const t =
+      pc.getSenders?.().find((x) => x.transport)?.transport ??
+      pc.getReceivers?.().find((x) => x.transport)?.transport;
+    if (!t) return;
+    this.dtls = t;
+    t.onstatechange = () => {
+      if (!this.closed && (t.state === 'closed' || t.state === 'failed')) dead(t.state);
+    };
   }
 
   get isClosed(): boolean {

@@ -96,6 +96,7 @@ export const CodeBadSDP = "bad-sdp";
 export const CodeBadCandidate = "bad-candidate";
 export const CodeNegotiationTimeout = "negotiation-timeout";
 export const CodeInternal = "internal";
+export const CodeTransportFailed = "transport-failed"; // a peer connection failed or its DTLS ended
 /** Access control. */
 export const CodeUnauthorized = "unauthorized"; // no token, or one that does not verify
 export const CodeTokenExpired = "token-expired"; // the token's exp has passed
@@ -352,6 +353,7 @@ export type ErrorCode =
   | typeof CodeBadCandidate
   | typeof CodeNegotiationTimeout
   | typeof CodeInternal
+  | typeof CodeTransportFailed
   | typeof CodeUnauthorized
   | typeof CodeTokenExpired
   | typeof CodeForbidden
