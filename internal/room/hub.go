@@ -2,6 +2,7 @@ package room
 
 import (
 	"errors"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
@@ -56,6 +57,14 @@ type Hub struct {
 	retired  Totals           // what rooms that ended counted
 	opened   map[string]int   // live rooms by the address that opened them
 	wg       sync.WaitGroup
+	log      *slog.Logger // for the rooms; nil: slog.Default
+}
+
+// SetLogger sets the logger of rooms opened from now on.
+func (h *Hub) SetLogger(l *slog.Logger) {
+	h.mu.Lock()
+	h.log = l
+	h.mu.Unlock()
 }
 
 // NewHub makes an empty hub without limits whose rooms start with defaults.
@@ -94,6 +103,9 @@ func (h *Hub) JoinWith(name string, m Member, info signal.Participant, opts Join
 			return nil, nil, ErrTooManyRoomsFromAddress
 		}
 		r = newRoom(name, h.defaults)
+		if h.log != nil {
+			r.log = h.log
+		}
 		r.opener = opts.Address
 		h.opened[opts.Address]++
 		h.rooms[name] = r

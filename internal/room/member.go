@@ -29,6 +29,9 @@ type Member interface {
 	RTT() (publish, subscribe time.Duration)
 	// Remove ends the session for good: a bye with code and reason, then close.
 	Remove(code, reason string)
+	// Failed ends the session after a bug in the room's handling of what it
+	// sent: a fatal internal error, after which the client may reconnect.
+	Failed(reason string)
 	// Link is its subscribe connection's congestion control; nil when it has
 	// none, and then layers follow what it shows, whatever the bandwidth.
 	Link() *forward.Link

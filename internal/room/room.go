@@ -1,6 +1,7 @@
 package room
 
 import (
+	"log/slog"
 	"slices"
 	"sort"
 	"time"
@@ -17,7 +18,8 @@ import (
 // Room is one conference.
 type Room struct {
 	name  string
-	cmds  chan func()
+	log   *slog.Logger
+	cmds  chan command
 	quit  chan struct{} // closed by the hub when the last session left
 	done  chan struct{} // closed when the loop ended
 	refs  int           // guarded by the hub's mutex
@@ -45,7 +47,7 @@ type state struct {
 }
 
 func newRoom(name string, settings Settings) *Room {
-	r := &Room{name: name, cmds: make(chan func(), 64), quit: make(chan struct{}), done: make(chan struct{})}
+	r := &Room{name: name, log: slog.Default(), cmds: make(chan command, 64), quit: make(chan struct{}), done: make(chan struct{})}
 	r.state = state{
 		created:  time.Now(),
 		members:  map[string]*member{},
@@ -71,10 +73,10 @@ func (r *Room) loop() {
 		select {
 		case <-r.quit:
 			return
-		case f := <-r.cmds:
-			f()
+		case c := <-r.cmds:
+			r.run(c)
 		case <-timer.C:
-			r.state.tick()
+			r.run(command{f: r.state.tick})
 		}
 		timer.Stop()
 		if next := r.state.nextTick(); !next.IsZero() {
@@ -85,10 +87,13 @@ func (r *Room) loop() {
 
 // do runs f on the room loop and waits for it. It reports false, without running
 // f, when the room has ended (a reader racing with the last participant leaving).
-func (r *Room) do(f func(*state)) bool {
+func (r *Room) do(f func(*state)) bool { return r.doFor(nil, f) }
+
+// doFor is do for a command that m's client caused: if it panics, m is closed.
+func (r *Room) doFor(m Member, f func(*state)) bool {
 	done := make(chan struct{})
 	select {
-	case r.cmds <- func() { f(&r.state); close(done) }:
+	case r.cmds <- command{by: m, f: func() { f(&r.state) }, done: done}:
 	case <-r.done:
 		return false
 	}
@@ -117,7 +122,7 @@ func (s *state) current(m Member) (*member, bool) {
 func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxParticipants int) ([]signal.Participant, error) {
 	var others []signal.Participant
 	var err error
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		now := time.Now()
 		old, resumed := s.members[info.ID]
 		if !resumed && maxParticipants > 0 && len(s.members) >= maxParticipants {
@@ -157,9 +162,10 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 
 // leave removes m if it is still the session holding its id.
 func (r *Room) leave(m Member) {
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		if cur, ok := s.current(m); ok {
 			s.removeMember(cur)
+			s.forget(m.ID())
 			s.broadcast(cur, signal.TypeLeft, signal.ParticipantLeft{ID: m.ID()})
 			s.reselect(time.Now())
 		}
@@ -168,7 +174,7 @@ func (r *Room) leave(m Member) {
 
 // Publish forwards up to every other member.
 func (r *Room) Publish(m Member, up *forward.UpTrack) {
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		pub, ok := s.current(m)
 		if !ok {
 			return
@@ -189,7 +195,7 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 
 // Unpublish stops forwarding up (its sender stopped it or left).
 func (r *Room) Unpublish(m Member, up *forward.UpTrack) {
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		if pub, ok := s.current(m); ok {
 			s.unpublish(pub, up)
 			s.reselect(time.Now())
@@ -199,7 +205,7 @@ func (r *Room) Unpublish(m Member, up *forward.UpTrack) {
 
 // SetMute records and relays a member's microphone and camera state.
 func (r *Room) SetMute(m Member, audio, video bool) {
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		cur, ok := s.current(m)
 		if !ok {
 			return
@@ -211,29 +217,9 @@ func (r *Room) SetMute(m Member, audio, video bool) {
 	})
 }
 
-// Pin makes m always receive id's video (within its N).
-func (r *Room) Pin(m Member, id string) {
-	r.do(func(s *state) {
-		if cur, ok := s.current(m); ok && !slices.Contains(cur.pinned, lastnID(id)) {
-			cur.pinned = append(cur.pinned, lastnID(id))
-			s.reselect(time.Now())
-		}
-	})
-}
-
-// Unpin undoes Pin.
-func (r *Room) Unpin(m Member, id string) {
-	r.do(func(s *state) {
-		if cur, ok := s.current(m); ok {
-			cur.pinned = slices.DeleteFunc(cur.pinned, func(p lastn.ID) bool { return p == lastnID(id) })
-			s.reselect(time.Now())
-		}
-	})
-}
-
 // SetLastN sets how many videos m wants (-1: as many as the room allows).
 func (r *Room) SetLastN(m Member, n int) {
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		if cur, ok := s.current(m); ok {
 			cur.wantN = max(n, -1)
 			s.reselect(time.Now())

@@ -52,6 +52,9 @@ func (f *fakeMember) Replaced() { f.mu.Lock(); f.replaced = true; f.mu.Unlock() 
 func (f *fakeMember) Remove(code, reason string) {
 	f.Send(signal.TypeBye, signal.Bye{Code: code, Reason: reason})
 }
+func (f *fakeMember) Failed(reason string) {
+	f.Send(signal.TypeError, signal.Error{Code: signal.CodeInternal, Message: reason, Fatal: true})
+}
 func (f *fakeMember) Link() *forward.Link { return f.link }
 func (f *fakeMember) RTT() (time.Duration, time.Duration) {
 	return f.rtt, f.rtt

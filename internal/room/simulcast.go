@@ -177,7 +177,7 @@ func (s *state) maintainLayers(now time.Time) {
 // DeclareEncodings records the simulcast RIDs m's publish offer declared (none:
 // a single encoding).
 func (r *Room) DeclareEncodings(m Member, rids []string) {
-	r.do(func(s *state) {
+	r.doFor(m, func(s *state) {
 		cur, ok := s.current(m)
 		if !ok {
 			return
@@ -205,18 +205,4 @@ func EncodingIndex(rid string) int {
 	default: // "", "q", "l", "low", "0"
 		return 0
 	}
-}
-
-// SetConstraints records how m shows the videos it receives.
-func (r *Room) SetConstraints(m Member, videos map[string]signal.VideoConstraint) {
-	r.do(func(s *state) {
-		cur, ok := s.current(m)
-		if !ok {
-			return
-		}
-		for id, c := range videos {
-			cur.constraints[id] = layers.Want{Width: c.Width, Height: c.Height, Stage: c.Role == "stage"}
-		}
-		s.maintainLayers(time.Now())
-	})
 }

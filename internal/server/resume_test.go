@@ -104,3 +104,37 @@ func TestSelfSignedTLS(t *testing.T) {
 		t.Error("self-signed certificate names no IP address")
 	}
 }
+
+// A resume is bound to the identity it was given to: Bob's token with Alice's
+// resume id and secret joins as a new participant, and Alice stays; Alice's
+// own token resumes.
+func TestResumeNeedsTheSameIdentity(t *testing.T) {
+	srv := startServerWith(t, Options{}, withKeys)
+	exp := time.Now().Add(time.Hour)
+	aliceTok, bobTok := mint(t, "r", "alice", pubSub, exp), mint(t, "r", "bob", pubSub, exp)
+	alice := dialToken(t, srv, "r", "Alice", aliceTok, false)
+	dialToken(t, srv, "r", "Bob", bobTok, false)
+	aliceID, stolen := alice.Snapshot().ID, alice.Snapshot().Resume
+
+	dial := func(token string) *client.Client {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := client.Dial(ctx, client.Options{URL: wsURL(srv), Room: "r", Name: "X", Token: token, Resume: &stolen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+	mallory := dial(bobTok)
+	if got := mallory.Snapshot().ID; got == aliceID {
+		t.Fatalf("bob's token with alice's resume secret took over alice's participant %s", aliceID)
+	}
+	r, _ := srv.hub.Room("r")
+	if ps := r.Participants(); len(ps) != 3 || ps[0].ID != aliceID {
+		t.Fatalf("participants %v, want alice (%s), bob and a new one", ps, aliceID)
+	}
+	if got := dial(aliceTok).Snapshot().ID; got != aliceID {
+		t.Errorf("alice's own resume joined as %s, want %s", got, aliceID)
+	}
+}

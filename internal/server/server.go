@@ -106,6 +106,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
 		counters: session.NewCounters(), estimates: metrics.NewHist(estimateBounds...), started: time.Now()}
+	s.hub.SetLogger(log)
 	s.sessionCtx, s.cancelSessions = context.WithCancelCause(context.Background())
 	deps := session.Deps{
 		Engine: engine, Hub: s.hub, ResumeKey: resumeKey, Log: log,

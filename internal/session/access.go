@@ -125,6 +125,13 @@ func (s *Session) Remove(code, reason string) {
 	s.cancel(fmt.Errorf("%w: %s", errRemoved, reason))
 }
 
+// Failed implements room.Member: a fatal internal error, then the session ends.
+func (s *Session) Failed(reason string) {
+	pe := signal.Errorf(signal.CodeInternal, true, "%s", reason)
+	s.sendError(pe)
+	s.cancel(pe)
+}
+
 // Counters are the signaling counters the server exports as metrics.
 type Counters struct {
 	Open     atomic.Int64  // signaling connections open now
@@ -149,6 +156,7 @@ var errorCodes = []string{
 	signal.CodeInternal, signal.CodeUnauthorized, signal.CodeTokenExpired, signal.CodeForbidden, signal.CodeRoomFull,
 	signal.CodeServerFull, signal.CodeTooManyJoins, signal.CodeRateLimited, signal.CodeTooManyTracks, signal.CodeDraining,
 	signal.CodeTransportFailed,
+	signal.CodeUnknownParticipant, signal.CodeTooManyPins,
 }
 
 func (c *Counters) countError(code string) {

@@ -92,7 +92,7 @@ func (s *Session) handle(msg signal.Incoming) error {
 	case signal.TypeMute:
 		s.room.SetMute(s, msg.Mute.Audio, msg.Mute.Video)
 	case signal.TypePin:
-		s.room.Pin(s, msg.Pin.ID)
+		return pinError(s.room.Pin(s, msg.Pin.ID), msg.Pin.ID)
 	case signal.TypeUnpin:
 		s.room.Unpin(s, msg.Pin.ID)
 	case signal.TypeSetLastN:
@@ -133,7 +133,9 @@ func (s *Session) join(j *signal.Join) error {
 			s.name = claims.Name // the token's display name: nobody can pose as someone else
 		}
 	}
-	resumed := j.Resume != nil && validResume(s.deps.ResumeKey, j.Room, j.Resume.ID, j.Resume.Secret)
+	// A resume of another room or identity, or with a wrong secret (say from
+	// before a restart), joins as a new participant (docs/protocol.md).
+	resumed := j.Resume != nil && validResume(s.deps.ResumeKey, j.Room, identity, j.Resume.ID, j.Resume.Secret)
 	if resumed {
 		s.id = j.Resume.ID
 	}
@@ -141,9 +143,12 @@ func (s *Session) join(j *signal.Join) error {
 	if identity != "" {
 		s.log = s.log.With("identity", identity)
 	}
+	if j.Resume != nil && !resumed {
+		s.log.Info("resume refused: not this room's, this identity's or a valid secret; joining as a new participant")
+	}
 	welcome := signal.Welcome{
 		Version: signal.Version, ID: s.id, Room: j.Room,
-		Resume:      signal.Resume{ID: s.id, Secret: resumeSecret(s.deps.ResumeKey, j.Room, s.id)},
+		Resume:      signal.Resume{ID: s.id, Secret: resumeSecret(s.deps.ResumeKey, j.Room, identity, s.id)},
 		ICEServers:  iceServers(s.deps.Engine),
 		Permissions: &s.perms,
 	}
@@ -172,4 +177,17 @@ func (s *Session) join(j *signal.Join) error {
 	s.goIn(&s.stats, s.sampleRTT)
 	s.log.Info("joined", "name", s.name, "resumed", resumed, "permissions", s.perms)
 	return nil
+}
+
+// pinError maps the room's refusal of a pin onto a protocol error.
+func pinError(err error, id string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, room.ErrUnknownParticipant):
+		return signal.Errorf(signal.CodeUnknownParticipant, false, "pin: %q is not in the room", id)
+	case errors.Is(err, room.ErrTooManyPins):
+		return signal.Errorf(signal.CodeTooManyPins, false, "pin: at most %d pins; unpin someone first", room.MaxPins)
+	}
+	return signal.Errorf(signal.CodeInternal, false, "pin: %v", err)
 }

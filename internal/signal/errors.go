@@ -32,6 +32,10 @@ const (
 	CodeRateLimited   = "rate-limited"    // signaling-rate exceeded
 	CodeTooManyTracks = "too-many-tracks" // max-tracks exceeded by a publish offer
 	CodeDraining      = "draining"        // the server is shutting down and takes no joins
+
+	// What a client names must exist and is bounded.
+	CodeUnknownParticipant = "unknown-participant" // pin of an id not in the room
+	CodeTooManyPins        = "too-many-pins"       // more than room.MaxPins pins
 )
 
 // ProtocolError is an error that maps onto an error message for the client.

@@ -108,6 +108,9 @@ export const CodeTooManyJoins = "too-many-joins"; // joins-per-ip exceeded
 export const CodeRateLimited = "rate-limited"; // signaling-rate exceeded
 export const CodeTooManyTracks = "too-many-tracks"; // max-tracks exceeded by a publish offer
 export const CodeDraining = "draining"; // the server is shutting down and takes no joins
+/** What a client names must exist and is bounded. */
+export const CodeUnknownParticipant = "unknown-participant"; // pin of an id not in the room
+export const CodeTooManyPins = "too-many-pins"; // more than room.MaxPins pins
 
 // ---- lastn.go ----
 
@@ -362,7 +365,9 @@ export type ErrorCode =
   | typeof CodeTooManyJoins
   | typeof CodeRateLimited
   | typeof CodeTooManyTracks
-  | typeof CodeDraining;
+  | typeof CodeDraining
+  | typeof CodeUnknownParticipant
+  | typeof CodeTooManyPins;
 
 /** Every `code` of a `bye` message (the Bye… constants). */
 export type ByeCode =
