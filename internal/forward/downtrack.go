@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
@@ -342,7 +341,7 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	}
 	if d.proj == nil {
 		d.fillHeader(p)
-		err := d.sendLocked(p.Arrival, p.Payload)
+		err := d.sendLocked(p.Payload)
 		d.countSentLocked(len(p.Payload), err)
 		return err == nil, nil
 	}
@@ -363,21 +362,21 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
 	_ = d.cache.Store(out.SequenceNumber, pkt, p.Arrival)
-	err := d.sendLocked(p.Arrival, pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
+	err := d.sendLocked(pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
 	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
 	return err == nil, nil
 }
 
 // sendLocked writes d.hdr and payload, stamped with the connection's
 // transport-wide sequence number when it has congestion control.
-func (d *DownTrack) sendLocked(now time.Time, payload []byte) error {
+func (d *DownTrack) sendLocked(payload []byte) error {
 	l := d.link.Load()
 	if l == nil {
 		_, err := d.writer.WriteRTP(&d.hdr, payload)
 		return err
 	}
 	l.mu.Lock()
-	l.stampLocked(now, &d.hdr, len(payload), false)
+	l.stampLocked(&d.hdr, len(payload), false)
 	_, err := d.writer.WriteRTP(&d.hdr, payload)
 	l.mu.Unlock()
 	return err

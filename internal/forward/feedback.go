@@ -98,7 +98,7 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	pkt := Packet{Header: h, Payload: payload}
 	d.fillHeader(&pkt)
 	if d.rtxSSRC == 0 {
-		return d.sendLocked(now, payload) == nil
+		return d.sendLocked(payload) == nil
 	}
 	// RFC 4588: the RTX payload is the original sequence number then the original payload.
 	osn := h.SequenceNumber
@@ -140,7 +140,7 @@ func (d *DownTrack) pad(now time.Time, budget int) int {
 		h.Extension, h.Extensions, h.CSRC = false, h.Extensions[:0], h.CSRC[:0]
 		h.PayloadType, h.SequenceNumber, h.Timestamp, h.SSRC = d.pt, seq, ts, d.ssrc
 		l.mu.Lock()
-		l.stampLocked(now, h, 0, true)
+		l.stampLocked(h, 0, true)
 		size := h.MarshalSize() + probePadding
 		_, err := d.writer.WriteRTP(h, nil)
 		l.mu.Unlock()

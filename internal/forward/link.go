@@ -49,8 +49,9 @@ type Link struct {
 	seq       uint16  // last transport-wide sequence number sent
 	extBuf    [2]byte // the extension's payload for the write in progress
 	est       *bwe.Estimator
-	fb        bwe.Feedback // reused between reports
-	rtxTokens float64      // bytes of retransmission allowed now
+	clock     func() time.Time // read at each write: when the packet is handed to the socket
+	fb        bwe.Feedback     // reused between reports
+	rtxTokens float64          // bytes of retransmission allowed now
 	rtxAt     time.Time
 	probeDebt float64 // bytes of probe padding owed
 	probeAt   time.Time
@@ -85,7 +86,7 @@ type LinkStats struct {
 
 // NewLink returns a link whose estimator starts from cfg.
 func NewLink(cfg bwe.Config) *Link {
-	l := &Link{est: bwe.New(cfg)}
+	l := &Link{est: bwe.New(cfg), clock: time.Now}
 	l.publishLocked()
 	l.downs.Store(&[]*DownTrack{})
 	return l
@@ -157,8 +158,12 @@ func (l *Link) removeDown(d *DownTrack) {
 }
 
 // stampLocked gives h the next transport-wide sequence number and records the
-// send with the estimator; the caller holds mu until the packet is written.
-func (l *Link) stampLocked(now time.Time, h *rtp.Header, payload int, probe bool) {
+// send with the estimator; the caller holds mu and writes the packet at once.
+// The send time is read here, not taken from the packet's arrival: the
+// estimator reads delay growth between sends and their feedback as a queue on
+// the path, and time spent inside the SFU (fan-out to other receivers, waiting
+// for locks) is no queue on this receiver's path.
+func (l *Link) stampLocked(h *rtp.Header, payload int, probe bool) {
 	if l.extID == 0 {
 		return
 	}
@@ -167,7 +172,7 @@ func (l *Link) stampLocked(now time.Time, h *rtp.Header, payload int, probe bool
 	if h.SetExtension(l.extID, l.extBuf[:]) != nil {
 		return
 	}
-	l.est.OnSent(now, l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
+	l.est.OnSent(l.clock(), l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
 }
 
 // handleRTCP takes the congestion control feedback among a receiver's RTCP.

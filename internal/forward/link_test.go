@@ -265,3 +265,23 @@ func TestShedLayerStopsTheHigherEncodingAtOnce(t *testing.T) {
 		t.Fatalf("after the lower keyframe: %d packets, seqs %v; want it forwarded next in sequence", len(pkts), rec.seqs())
 	}
 }
+
+// A packet that waits inside the SFU before it is written (fan-out to other
+// receivers, locks) is stamped sent when written: the wait is no network
+// delay, so the round trip from its feedback is the path's alone.
+func TestLinkStampsSendTimeAtTheWrite(t *testing.T) {
+	l, vup, _, v, rec := linkedPair(t)
+	written := t0.Add(40 * time.Millisecond) // 40 ms queued in the SFU
+	l.clock = func() time.Time { return written }
+	feed(t, vup, (&video{t: t}).next(vp8Key, true), t0) // arrived at t0
+	if n := len(rec.packets()); n != 1 {
+		t.Fatalf("%d packets written, want 1", n)
+	}
+	fb := &rtcp.TransportLayerCC{BaseSequenceNumber: 1, PacketStatusCount: 1, ReferenceTime: 1,
+		PacketChunks: []rtcp.PacketStatusChunk{&rtcp.RunLengthChunk{PacketStatusSymbol: rtcp.TypeTCCPacketReceivedSmallDelta, RunLength: 1}},
+		RecvDeltas:   []*rtcp.RecvDelta{{Type: rtcp.TypeTCCPacketReceivedSmallDelta, Delta: 0}}}
+	v.HandleRTCP(written.Add(20*time.Millisecond), []rtcp.Packet{fb})
+	if rtt := l.Stats().Estimator.RTT; rtt != 20*time.Millisecond {
+		t.Errorf("round trip %v from a packet written 40 ms after it arrived and acknowledged 20 ms after the write, want 20ms", rtt)
+	}
+}
