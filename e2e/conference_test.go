@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/podium-sfu/podium/internal/config"
 )
 
 // rising reports whether, for every source in from, b receives audio packets and
@@ -39,36 +41,63 @@ func rising(b *Browser, from []string) (bool, string) {
 	return true, ""
 }
 
-func TestBrowsersMeet(t *testing.T) {
-	srv := startServer(t)
-	room := srv.URL() + "e2e-meet?video=320x180&name="
+// meet starts a server with change applied and three browsers, Ann, Bob and Cid,
+// each with its own camera colour, in one room; it returns once each decodes
+// the others' video and receives their audio.
+func meet(t *testing.T, room string, change func(*config.Config)) (map[string]*Browser, map[string]who) {
+	t.Helper()
+	srv := startServerWith(t, change)
+	base := srv.URL() + room + "?video=320x180&name="
 	names := []string{"Ann", "Bob", "Cid"}
 	browsers := map[string]*Browser{}
-	ids := map[string]string{}
-	for _, n := range names {
-		browsers[n] = launch(t, n)
-		browsers[n].open(room + n)
+	people := map[string]who{}
+	for i, n := range names {
+		people[n] = who{Name: n, Colour: palette[i]}
+		browsers[n] = launch(t, n, camera(t, palette[i], 320, 180))
+		browsers[n].open(base + n)
 	}
 	for _, n := range names {
 		b := browsers[n]
 		within(t, n+" joined", 15*time.Second, func() (bool, string) {
-			ids[n] = b.id()
-			return ids[n] != "", "no participant id yet"
+			p := people[n]
+			p.ID = b.id()
+			people[n] = p
+			return p.ID != "", "no participant id yet"
 		})
 	}
-	others := func(self string) []string {
-		var out []string
-		for _, n := range names {
-			if n != self {
-				out = append(out, ids[n])
+	for _, n := range names {
+		var others []string
+		for _, o := range names {
+			if o != n {
+				others = append(others, people[o].ID)
 			}
 		}
-		return out
-	}
-	for _, n := range names {
-		took := within(t, n+" decodes both others", 20*time.Second, func() (bool, string) { return rising(browsers[n], others(n)) })
+		took := within(t, n+" decodes both others", 20*time.Second, func() (bool, string) { return rising(browsers[n], others) })
 		t.Logf("%s decodes both remote videos and receives both audios (after %v more)", n, took.Round(time.Millisecond))
 	}
+	return browsers, people
+}
+
+// Three browsers meet: each receives the others' audio and video, and each
+// tile shows the right participant's camera (by its colour); a browser that
+// closes leaves the others' pages, and one whose signaling is cut comes back
+// with its identity, its media and the right pictures.
+func TestBrowsersMeet(t *testing.T) {
+	browsers, people := meet(t, "e2e-meet", func(*config.Config) {})
+	ids := map[string]string{}
+	for n, p := range people {
+		ids[n] = p.ID
+	}
+	for n, b := range browsers {
+		var others []who
+		for o, p := range people {
+			if o != n {
+				others = append(others, p)
+			}
+		}
+		within(t, n+"'s tiles show who they say", 5*time.Second, func() (bool, string) { return showsWho(b, others...) })
+	}
+	t.Log("every tile shows its participant's camera colour")
 
 	// Bob closes his browser: his tile disappears from the others within 2 s.
 	browsers["Bob"].Close()
@@ -101,6 +130,8 @@ func TestBrowsersMeet(t *testing.T) {
 		return rising(browsers["Cid"], []string{ids["Ann"]})
 	})
 	t.Logf("media resumed %v after the WebSocket was cut", time.Since(cut).Round(time.Millisecond))
+	within(t, "Ann's tile at Cid shows Ann after the reconnect", 3*time.Second, func() (bool, string) { return showsWho(browsers["Cid"], people["Ann"]) })
+	within(t, "Cid's tile at Ann shows Cid after the reconnect", 3*time.Second, func() (bool, string) { return showsWho(browsers["Ann"], people["Cid"]) })
 	for _, n := range []string{"Ann", "Cid"} {
 		tiles, err := browsers[n].tiles()
 		if err != nil || len(tiles) != 1 {
@@ -110,4 +141,33 @@ func TestBrowsersMeet(t *testing.T) {
 	if id := browsers["Ann"].id(); id != ids["Ann"] {
 		t.Errorf("Ann's id after reconnect = %q, want %q (resume)", id, ids["Ann"])
 	}
+}
+
+// The colour check catches an SFU that sends one participant's video under
+// another's name: with the test-only swap (PODIUM_TEST_SWAP_FORWARDING=1, see
+// internal/room/testswap.go) Cid gets Ann's video on Bob's track and Bob's on
+// Ann's, and showsWho must say so, while Ann's tiles, which the swap leaves
+// alone, still pass it.
+func TestSwappedForwardingIsCaught(t *testing.T) {
+	t.Setenv("PODIUM_TEST_SWAP_FORWARDING", "1")
+	browsers, people := meet(t, "e2e-swap", func(*config.Config) {})
+	ann, bob, cid := people["Ann"], people["Bob"], people["Cid"]
+	within(t, "Ann's tiles (not swapped) show who they say", 5*time.Second, func() (bool, string) { return showsWho(browsers["Ann"], bob, cid) })
+
+	// Swapped: each of the two tiles shows the other's colour, steadily.
+	within(t, "Cid's tiles of Ann and Bob show each other", 5*time.Second, func() (bool, string) {
+		got, err := browsers["Cid"].tileColours()
+		if err != nil {
+			return false, err.Error()
+		}
+		a, b := got[ann.ID], got[bob.ID]
+		ca, _ := nearest(a.R, a.G, a.B)
+		cb, _ := nearest(b.R, b.G, b.B)
+		return ca == bob.Colour && cb == ann.Colour, fmt.Sprintf("Ann's tile shows %s, Bob's %s; want %s and %s", ca.Name, cb.Name, bob.Colour.Name, ann.Colour.Name)
+	})
+	ok, detail := showsWho(browsers["Cid"], ann, bob)
+	if ok {
+		t.Fatal("showsWho passed Cid's swapped tiles: the colour check cannot catch swapped tracks")
+	}
+	t.Logf("swapped forwarding caught: %s", detail)
 }

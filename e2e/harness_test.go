@@ -106,6 +106,7 @@ func launch(t *testing.T, name string, extra ...chromedp.ExecAllocatorOption) *B
 		t.Fatalf("%s: start chromium: %v", name, err)
 	}
 	t.Cleanup(b.Close)
+	b.addScript(pageScript)
 	return b
 }
 

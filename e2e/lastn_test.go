@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/podium-sfu/podium/internal/config"
 )
 
@@ -42,7 +40,16 @@ func decodesOnly(b *Browser, want string) func() (bool, string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(got) == 1 && got[0] == want, fmt.Sprintf("%s decodes %v, want only %s; %s", b.name, got, want, detail)
+		var fw struct {
+			Forwarded []string `json:"forwarded"`
+			Speaker   *string  `json:"speaker"`
+		}
+		_ = b.eval(`({forwarded: window.podium.forwarded(), speaker: window.podium.speaker()})`, &fw)
+		speaker := "none"
+		if fw.Speaker != nil {
+			speaker = *fw.Speaker
+		}
+		return len(got) == 1 && got[0] == want, fmt.Sprintf("%s decodes %v, want only %s; forwarded %v, speaker %v; %s", b.name, got, want, fw.Forwarded, speaker, detail)
 	}
 }
 
@@ -67,6 +74,17 @@ func (b *Browser) videoBytesSent() (int, error) {
 	return total, nil
 }
 
+// videoRate is b's outbound video over d, in kb/s.
+func (b *Browser) videoRate(d time.Duration) (int, error) {
+	before, err := b.videoBytesSent()
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(d)
+	after, err := b.videoBytesSent()
+	return int(float64(after-before) * 8 / 1000 / d.Seconds()), err
+}
+
 func (b *Browser) join(base, name string) string {
 	b.t.Helper()
 	b.open(base + name)
@@ -79,25 +97,33 @@ func (b *Browser) join(base, name string) string {
 }
 
 // Three participants with Last N = 1: everybody receives only the dominant speaker's
-// video (the speaker receives the previous one), the video follows a change of
-// speaker, and the participant nobody watches stops sending video.
+// video (the speaker receives the previous one), the participant nobody watches
+// stops sending video, and when another participant starts speaking in the same
+// call (its microphone switched from silence to speech, the old speaker's to
+// silence) the video follows: forwarded within 2 s, and every tile that shows a
+// picture shows the speaker's camera.
 func TestLastNFollowsTheSpeaker(t *testing.T) {
 	srv := startServerWith(t, func(c *config.Config) { c.LastN = 1 })
 	base := srv.URL() + "e2e-lastn?video=320x180&name="
-	speech, silence := speechWAV(t), silenceWAV(t)
-	withAudio := func(file string) chromedp.ExecAllocatorOption {
-		return chromedp.Flag("use-file-for-fake-audio-capture", file)
+	browsers := map[string]*Browser{}
+	people := map[string]who{}
+	for i, n := range []string{"A", "B", "C"} {
+		b := launch(t, n, camera(t, palette[i], 320, 180), autoplay)
+		b.withMicrophone(n == "A")
+		browsers[n] = b
+		people[n] = who{Name: n, ID: b.join(base, n), Colour: palette[i]}
 	}
-
-	a := launch(t, "A", withAudio(speech))
-	aID := a.join(base, "A")
-	b := launch(t, "B", withAudio(silence))
-	bID := b.join(base, "B")
-	c := launch(t, "C", withAudio(silence))
-	cID := c.join(base, "C")
+	a, b, c := browsers["A"], browsers["B"], browsers["C"]
+	aID, bID := people["A"].ID, people["B"].ID
 
 	within(t, "B decodes only A", 10*time.Second, decodesOnly(b, aID))
 	within(t, "C decodes only A", 10*time.Second, decodesOnly(c, aID))
+	within(t, "B's and C's tile of A shows A", 3*time.Second, func() (bool, string) {
+		if ok, why := showsWho(b, people["A"]); !ok {
+			return false, why
+		}
+		return showsWho(c, people["A"])
+	})
 
 	// C is nobody's choice (A watches B, the previous speaker in the order): paused.
 	within(t, "C told to pause", 5*time.Second, func() (bool, string) {
@@ -117,20 +143,21 @@ func TestLastNFollowsTheSpeaker(t *testing.T) {
 	})
 	t.Logf("C (watched by nobody) paused, outbound video ~0 kb/s")
 
-	// Roles switch: A restarts silent, then B restarts speaking.
-	a.Close()
-	a = launch(t, "A2", withAudio(silence))
-	aID = a.join(base, "A2")
-	b.Close()
-	b = launch(t, "B2", withAudio(speech))
-	bID = b.join(base, "B2")
-	took := within(t, "C's forwarded video switches to the new speaker", 2*time.Second, func() (bool, string) {
+	// In the same call, A falls silent and B starts speaking.
+	a.speak(false)
+	b.speak(true)
+	took := within(t, "C's forwarded video switches to the new speaker B", 2*time.Second, func() (bool, string) {
 		var ids []string
 		err := c.eval(`window.podium.forwarded()`, &ids)
 		return err == nil && len(ids) == 1 && ids[0] == bID, fmt.Sprintf("forwarded %v (%v), want [%s]", ids, err, bID)
 	})
-	t.Logf("forwarded video switched to the new speaker %v after it joined speaking", took.Round(time.Millisecond))
-	within(t, "C decodes only the new speaker", 3*time.Second, decodesOnly(c, bID))
-	within(t, "A decodes only the new speaker", 3*time.Second, decodesOnly(a, bID))
-	_ = cID
+	t.Logf("forwarded video switched to the new speaker %v after the microphones switched", took.Round(time.Millisecond))
+	within(t, "C decodes only B", 3*time.Second, decodesOnly(c, bID))
+	within(t, "A decodes only B", 3*time.Second, decodesOnly(a, bID))
+	within(t, "A's and C's tile of B shows B", 3*time.Second, func() (bool, string) {
+		if ok, why := showsWho(a, people["B"]); !ok {
+			return false, why
+		}
+		return showsWho(c, people["B"])
+	})
 }

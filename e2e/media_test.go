@@ -1,42 +1,140 @@
 package e2e
 
 import (
+	"fmt"
+	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"sync"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
-// speechWAV makes a looping, speech-like signal: a voiced harmonic sound cut into
-// syllables (4 per second) grouped into sentences with pauses, as a microphone would
-// hear a person talking. Chromium's fake capture device plays it in a loop.
-func speechWAV(t *testing.T) string {
-	t.Helper()
-	voice := "0.6*(sin(2*PI*140*t)+0.6*sin(2*PI*280*t)+0.4*sin(2*PI*420*t)+0.2*sin(2*PI*700*t))/2.2"
-	syllables := "gt(sin(2*PI*4*t),-0.3)"
-	sentences := "gt(sin(2*PI*0.25*t),-0.7)"
-	noise := "0.002*sin(2*PI*50*t)"
-	return ffmpegWAV(t, "speech.wav", voice+"*"+syllables+"*"+sentences+"+"+noise)
+// Fake cameras that say who they are: each participant's camera shows its own
+// saturated colour, with a moving, noisy test pattern along the top so that the
+// encoder works at realistic rates (at 320x180 about 360 kb/s, as with
+// Chromium's own fake camera; flat colour alone encodes to ~50 kb/s), and the
+// receiving page's tiles are sampled to tell whose video each one shows
+// (tileColours, showsWho). Chromium sends all three simulcast layers for
+// cameras of at least 960x540.
+
+// A colour is a camera's background, in RGB.
+type colour struct {
+	Name    string
+	R, G, B int
 }
 
-// silenceWAV is a quiet room: a faint hum, no speech.
-func silenceWAV(t *testing.T) string {
-	t.Helper()
-	return ffmpegWAV(t, "silence.wav", "0.002*sin(2*PI*50*t)")
+// Far apart in RGB (≥ 160) and saturated, so that the YUV 4:2:0 round trip
+// and VP8 at the lowest layer (a few tens of units at most) cannot turn one
+// into another.
+var (
+	red     = colour{"red", 220, 40, 40}
+	green   = colour{"green", 40, 190, 60}
+	blue    = colour{"blue", 50, 70, 220}
+	magenta = colour{"magenta", 210, 50, 200}
+	palette = []colour{red, green, blue, magenta}
+)
+
+// maxColourDistance is how far (RGB, Euclidean) a tile's centre may be from its
+// camera's colour: under a third of the smallest distance between two colours
+// (measured through VP8 at 320x180: 2).
+const maxColourDistance = 50
+
+func (c colour) hex() string { return fmt.Sprintf("0x%02X%02X%02X", c.R, c.G, c.B) }
+
+func (c colour) distance(r, g, b float64) float64 {
+	dr, dg, db := r-float64(c.R), g-float64(c.G), b-float64(c.B)
+	return math.Sqrt(dr*dr + dg*dg + db*db)
 }
 
-func ffmpegWAV(t *testing.T, name, expr string) string {
+// nearest is the palette colour closest to (r, g, b) and its distance.
+func nearest(r, g, b float64) (colour, float64) {
+	best, bestD := palette[0], math.Inf(1)
+	for _, c := range palette {
+		if d := c.distance(r, g, b); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, bestD
+}
+
+// mediaDir holds this run's generated camera files (TestMain removes it).
+var mediaDir struct {
+	once sync.Once
+	path string
+	err  error
+	mu   sync.Mutex // serialises generation; files are made once per run
+}
+
+func mediaFile(t *testing.T, name string, args ...string) string {
 	t.Helper()
+	mediaDir.once.Do(func() { mediaDir.path, mediaDir.err = os.MkdirTemp("", "podium-e2e-media-") })
+	if mediaDir.err != nil {
+		t.Fatal(mediaDir.err)
+	}
+	mediaDir.mu.Lock()
+	defer mediaDir.mu.Unlock()
+	out := filepath.Join(mediaDir.path, name)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Fatal("ffmpeg not installed (apt-get install -y ffmpeg)")
+		const why = "ffmpeg not installed (apt-get install -y ffmpeg): it makes the fake cameras' files"
+		if os.Getenv("CI") != "" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
 	}
-	out := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command(ffmpeg, "-hide_banner", "-loglevel", "error", "-f", "lavfi",
-		// Commas separate filters in a filter graph, so those inside the expression are escaped.
-		"-i", "aevalsrc="+strings.ReplaceAll(expr, ",", `\,`)+":s=48000:d=16", "-ac", "1", "-ar", "48000", "-y", out)
+	tmp := out + ".part" + filepath.Ext(out)
+	cmd := exec.Command(ffmpeg, append(append([]string{"-hide_banner", "-loglevel", "error"}, args...), "-y", tmp)...)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ffmpeg %s: %v\n%s", name, err, msg)
 	}
+	if err := os.Rename(tmp, out); err != nil {
+		t.Fatal(err)
+	}
 	return out
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if mediaDir.path != "" {
+		_ = os.RemoveAll(mediaDir.path)
+	}
+	os.Exit(code)
+}
+
+// camera is a launch option: the browser's fake camera plays one second of
+// c at width×height, 30 fps, in a loop. The centre (sampled by tileColours) is
+// flat c; the test pattern, with temporal noise, crosses the top sixth at half
+// the width a second.
+func camera(t *testing.T, c colour, width, height int) chromedp.ExecAllocatorOption {
+	t.Helper()
+	pw, ph := width/4, height/6
+	graph := fmt.Sprintf("color=c=%s:s=%dx%d:r=30:d=1[bg];testsrc2=s=%dx%d:r=30:d=1,noise=alls=8:allf=t[fg];"+
+		"[bg][fg]overlay=x='mod(t*%d,%d)':y=0",
+		c.hex(), width, height, pw, ph, width/2, width-pw)
+	file := mediaFile(t, fmt.Sprintf("%s-%dx%d.y4m", c.Name, width, height),
+		"-f", "lavfi", "-i", graph, "-pix_fmt", "yuv420p")
+	return chromedp.Flag("use-file-for-fake-video-capture", file)
+}
+
+// The palette is far enough apart for maxColourDistance: each colour, shifted
+// by up to the threshold, is still nearest to itself, and no two are within
+// three thresholds of each other.
+func TestPaletteSeparation(t *testing.T) {
+	for i, c := range palette {
+		for _, o := range palette[i+1:] {
+			if d := c.distance(float64(o.R), float64(o.G), float64(o.B)); d < 3*maxColourDistance {
+				t.Errorf("%s and %s are %.0f apart, want at least %d", c.Name, o.Name, d, 3*maxColourDistance)
+			}
+		}
+		shift := float64(maxColourDistance) / math.Sqrt(3)
+		if got, d := nearest(float64(c.R)+shift, float64(c.G)-shift, float64(c.B)+shift); got != c || d > maxColourDistance+0.5 {
+			t.Errorf("%s shifted by %d: nearest %s at %.1f", c.Name, maxColourDistance, got.Name, d)
+		}
+	}
 }

@@ -56,24 +56,42 @@ func (b *Browser) encodings() (map[string]outboundEncoding, error) {
 	return out, nil
 }
 
-// decodesAt waits until b decodes id's video at width×height, frames still rising.
+// freshAt reports whether v, read after prev, shows a frame decoded since prev
+// at width×height: the stats' frame size is the last decoded frame's, which
+// can be long gone when no frame came since (a suspended or stalled video).
+func freshAt(prev *inboundVideo, v inboundVideo, width, height int) bool {
+	return prev != nil && v.FramesDecoded > prev.FramesDecoded && v.FrameWidth == width && v.FrameHeight == height
+}
+
+// decodesAt waits until b decodes new frames of id's video at width×height.
 func decodesAt(t *testing.T, b *Browser, id string, width, height int, timeout time.Duration) time.Duration {
 	t.Helper()
+	var prev *inboundVideo
 	return within(t, fmt.Sprintf("%s decodes %dx%d", b.name, width, height), timeout, func() (bool, string) {
 		v, err := b.videoFrom(id)
 		if err != nil {
 			return false, err.Error()
 		}
-		return v.FrameWidth == width && v.FrameHeight == height, fmt.Sprintf("%+v", v)
+		ok := freshAt(prev, v, width, height)
+		detail := fmt.Sprintf("last reading %+v, the one before %+v", v, prev)
+		prev = &v
+		return ok, detail
 	})
 }
 
-// reaches polls until b decodes id's video at width×height or timeout passes.
+// reaches polls until b decodes new frames of id's video at width×height or
+// timeout passes.
 func reaches(b *Browser, id string, width, height int, timeout time.Duration) (time.Duration, bool) {
 	start := time.Now()
+	var prev *inboundVideo
 	for time.Since(start) < timeout {
-		if v, err := b.videoFrom(id); err == nil && v.FrameWidth == width && v.FrameHeight == height {
-			return time.Since(start), true
+		if v, err := b.videoFrom(id); err == nil {
+			if freshAt(prev, v, width, height) {
+				return time.Since(start), true
+			}
+			if prev == nil || v.FramesDecoded != prev.FramesDecoded {
+				prev = &v
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -104,17 +122,19 @@ func noFreeze(t *testing.T, b *Browser, id string, d time.Duration) {
 
 // A 720p simulcast sender seen by a receiver: small shows ~320x180, large switches to
 // 1280x720 within 1 s without a freeze, small again goes back; encodings nobody
-// receives are switched off at the sender.
+// receives are switched off at the sender. At each step the viewer's tile of the
+// sender shows the sender's camera (its colour).
 func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 	srv := startServer(t)
 	base := srv.URL() + "e2e-simulcast?name="
-	sender := launch(t, "Sender")
-	senderID := sender.join(base, "Sender")
-	other := launch(t, "Other")
+	sender := launch(t, "Sender", camera(t, red, 1280, 720))
+	senderWho := who{Name: "Sender", ID: sender.join(base, "Sender"), Colour: red}
+	senderID := senderWho.ID
+	other := launch(t, "Other", camera(t, green, 320, 180))
 	otherID := other.join(base, "Other&video=320x180")
-	viewer := launch(t, "Viewer")
+	viewer := launch(t, "Viewer", camera(t, blue, 320, 180))
 	viewerID := viewer.join(base, "Viewer&video=320x180")
-	_ = otherID
+	showsSender := func() (bool, string) { return showsWho(viewer, senderWho) }
 
 	// Both others show the sender small: Other stages the viewer instead.
 	if err := other.eval(fmt.Sprintf(`window.podium.stage(%q); true`, viewerID), nil); err != nil {
@@ -124,7 +144,8 @@ func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	decodesAt(t, viewer, senderID, 320, 180, 15*time.Second)
-	t.Log("viewer shows the sender small: decodes 320x180")
+	within(t, "viewer's small tile of the sender shows the sender", 3*time.Second, showsSender)
+	t.Log("viewer shows the sender small: decodes 320x180 of the sender's camera")
 
 	// The SFU switches an encoding off after it has been unneeded for 5 s.
 	within(t, "unneeded encodings off at the sender", 12*time.Second, func() (bool, string) {
@@ -151,15 +172,43 @@ func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 			Outbound       []outboundEncoding `json:"outbound"`
 		}
 		_ = sender.eval(`window.podium.stats()`, &up)
-		t.Fatalf("viewer did not decode 1280x720 within 1 s of asking (sender: uplink estimate %d b/s, encodings %+v)", up.UplinkEstimate, up.Outbound)
+		v, err := viewer.videoFrom(senderID)
+		t.Fatalf("viewer did not decode 1280x720 within 1 s of asking: decodes %+v (%v); sender: uplink estimate %d b/s, encodings %+v", v, err, up.UplinkEstimate, up.Outbound)
 	}
 	t.Logf("large: decodes 1280x720 %v after asking", took.Round(time.Millisecond))
+	within(t, "viewer's large tile of the sender shows the sender", 2*time.Second, showsSender)
 	noFreeze(t, viewer, senderID, 1500*time.Millisecond)
+	if kbps, err := sender.videoRate(time.Second); err == nil {
+		t.Logf("sender sends %d kb/s of video (all encodings)", kbps)
+	}
 
 	if err := viewer.eval(fmt.Sprintf(`window.podium.unstage(%q); window.podium.stage(%q); true`, senderID, otherID), nil); err != nil {
 		t.Fatal(err)
 	}
 	took = decodesAt(t, viewer, senderID, 320, 180, 3*time.Second)
 	t.Logf("small again: decodes 320x180 %v after asking", took.Round(time.Millisecond))
+	within(t, "viewer's small tile of the sender shows the sender again", 2*time.Second, showsSender)
 	noFreeze(t, viewer, senderID, 1500*time.Millisecond)
+}
+
+// decodesAt's judgement: a size counts only with frames decoded since the
+// reading before (a stalled video keeps reporting its last frame's size).
+func TestFreshAt(t *testing.T) {
+	at := func(frames, w, h int) inboundVideo { return inboundVideo{FramesDecoded: frames, FrameWidth: w, FrameHeight: h} }
+	prev := at(100, 320, 180)
+	for _, c := range []struct {
+		name string
+		prev *inboundVideo
+		now  inboundVideo
+		want bool
+	}{
+		{"first reading", nil, at(100, 320, 180), false},
+		{"no new frame: stale size", &prev, at(100, 320, 180), false},
+		{"new frames at the size", &prev, at(103, 320, 180), true},
+		{"new frames at another size", &prev, at(103, 640, 360), false},
+	} {
+		if got := freshAt(c.prev, c.now, 320, 180); got != c.want {
+			t.Errorf("%s: freshAt = %v, want %v", c.name, got, c.want)
+		}
+	}
 }

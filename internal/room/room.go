@@ -280,6 +280,9 @@ func (s *state) subscribe(to *member, up *forward.UpTrack) {
 		}
 	}
 	d := forward.NewDownTrack(up, to.info.ID)
+	if label, ok := s.testSwappedLabel(to, up); ok {
+		d.Relabel(label) // test only: a deliberately broken SFU
+	}
 	// Video starts switched off; reselect switches on what the receiver's Last N picks.
 	d.SetSelected(false)
 	to.downs[up] = d
