@@ -26,6 +26,8 @@ type Config struct {
 	// Access control (README "Access control").
 	Dev          bool     `key:"dev" help:"development mode: rooms open to anyone without a token (the default on a loopback address without auth-keys)"`
 	AuthKeys     []string `key:"auth-keys" secret:"true" help:"token signing keys as id:secret (secret at least 32 bytes), comma-separated; joining then needs a token (podium token)"`
+	MetricsToken string   `key:"metrics-token" secret:"true" help:"when set, /metrics answers only requests with Authorization: Bearer <this token>"`
+	MetricsHTTP  string   `key:"metrics-http" help:"address:port to serve /metrics on instead of http (plain HTTP, for a private network)"`
 	LastN        int      `key:"last-n" help:"default number of videos each participant receives (-1: unlimited)"`
 	VideoPausing bool     `key:"video-pausing" help:"tell senders whose video nobody receives to stop sending it"`
 	// Limits; 0 means unlimited where the help says so.
@@ -110,6 +112,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("tls-self-signed: cannot be combined with tls-cert"))
 	}
 	errs = append(errs, c.validateAccess()...)
+	errs = append(errs, c.validateMetrics()...)
 	errs = append(errs, c.validateLimits()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

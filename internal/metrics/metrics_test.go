@@ -1,120 +1,126 @@
 package metrics
 
 import (
-	"math"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
-func TestWriterFormat(t *testing.T) {
-	var b strings.Builder
-	w := NewWriter(&b)
-	w.Family("podium_rooms", Gauge, "Rooms with at least one participant.")
-	w.Sample("podium_rooms", 3)
-	w.Family("podium_packets_total", Counter, "Packets\nwith \\ odd help.")
-	w.Sample("podium_packets_total", 12345678901, "kind", "video", "note", "a \"quoted\"\nback\\slash")
-	w.Sample("podium_packets_total", 0.25, "kind", "audio")
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	want := `# HELP podium_rooms Rooms with at least one participant.
-# TYPE podium_rooms gauge
-podium_rooms 3
-# HELP podium_packets_total Packets\nwith \\ odd help.
-# TYPE podium_packets_total counter
-podium_packets_total{kind="video",note="a \"quoted\"\nback\\slash"} 12345678901
-podium_packets_total{kind="audio"} 0.25
-`
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-	s, err := Parse(b.String())
+func gather(t *testing.T, reg *prometheus.Registry) map[string]*dto.MetricFamily {
+	t.Helper()
+	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Sum("podium_packets_total") != 12345678901.25 || s["podium_rooms"] != 3 || !s.Has("podium_rooms") || s.Has("podium_room") {
-		t.Errorf("parsed %v", s)
+	out := map[string]*dto.MetricFamily{}
+	for _, f := range families {
+		out[f.GetName()] = f
 	}
+	return out
 }
 
-func TestFormatValue(t *testing.T) {
-	for v, want := range map[float64]string{0: "0", 1: "1", -2: "-2", 1.5: "1.5", 1e20: "1e+20", math.Inf(1): "+Inf", math.Inf(-1): "-Inf"} {
-		if got := FormatValue(v); got != want {
-			t.Errorf("FormatValue(%v) = %s, want %s", v, got, want)
-		}
-	}
-	if FormatValue(math.NaN()) != "NaN" {
-		t.Error("NaN")
-	}
-}
-
-func TestHistogram(t *testing.T) {
-	h := NewHist(1, 10, 100)
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, v := range []float64{0.5, 1, 5, 50, 500} {
-				h.Observe(v)
-			}
-		}()
-	}
-	wg.Wait()
-	s := h.Snapshot()
-	if s.Count != 20 || s.Sum != 4*556.5 || s.Counts[0] != 8 || s.Counts[1] != 4 || s.Counts[2] != 4 {
-		t.Fatalf("snapshot %+v", s)
-	}
-	var b strings.Builder
-	w := NewWriter(&b)
-	w.Family("x_bps", Histogram, "h")
-	w.Histogram("x_bps", s, "dir", "in")
-	_ = w.Flush()
-	got, err := Parse(b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range map[string]float64{`x_bps_bucket{dir="in",le="1"}`: 8, `x_bps_bucket{dir="in",le="10"}`: 12,
-		`x_bps_bucket{dir="in",le="100"}`: 16, `x_bps_bucket{dir="in",le="+Inf"}`: 20, `x_bps_count{dir="in"}`: 20, `x_bps_sum{dir="in"}`: 2226} {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v\n%s", k, got[k], v, b.String())
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { h.Observe(3) }); n != 0 {
-		t.Errorf("Observe allocates %v", n)
-	}
-}
-
-func TestRuntime(t *testing.T) {
+// TestRegistry: the standard Go and process families and the old runtime names
+// are all there, without a clash.
+func TestRegistry(t *testing.T) {
 	runtime.GC()
-	var b strings.Builder
-	w := NewWriter(&b)
-	WriteRuntime(w)
-	_ = w.Flush()
-	s, err := Parse(b.String())
+	reg, err := NewRegistry()
 	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
+		t.Fatal(err)
 	}
-	if s["go_goroutines"] < 1 || s["go_gc_cycles_total"] < 1 || s[`go_gc_pause_seconds_bucket{le="+Inf"}`] < 1 ||
-		s["go_gc_pause_seconds_count"] != s[`go_gc_pause_seconds_bucket{le="+Inf"}`] || s["go_heap_objects_bytes"] <= 0 {
-		t.Errorf("runtime metrics:\n%s", b.String())
+	got := gather(t, reg)
+	for _, name := range []string{"go_gc_duration_seconds", "go_goroutines", "go_info", "go_memstats_heap_alloc_bytes",
+		"process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"} {
+		if got[name] == nil {
+			t.Errorf("%s missing", name)
+		}
+	}
+	one := func(name string) *dto.Metric {
+		f := got[name]
+		if f == nil || len(f.Metric) != 1 {
+			t.Fatalf("%s: %v", name, f)
+		}
+		return f.Metric[0]
+	}
+	if n := one("go_gc_cycles_total").GetCounter().GetValue(); n < 1 {
+		t.Errorf("go_gc_cycles_total %v after a GC", n)
+	}
+	if one("go_heap_objects_bytes").GetGauge().GetValue() <= 0 || one("go_memory_total_bytes").GetGauge().GetValue() <= 0 {
+		t.Error("memory gauges are 0")
+	}
+	h := one("go_gc_pause_seconds").GetHistogram()
+	if h.GetSampleCount() < 1 || len(h.Bucket) != len(gcPauseBounds) {
+		t.Fatalf("go_gc_pause_seconds %v", h)
+	}
+	var last uint64
+	for _, b := range h.Bucket {
+		if b.GetCumulativeCount() < last || b.GetCumulativeCount() > h.GetSampleCount() {
+			t.Errorf("buckets not cumulative: %v", h)
+		}
+		last = b.GetCumulativeCount()
 	}
 }
 
-func TestParseRejects(t *testing.T) {
-	for _, bad := range []string{
-		"x 1\n", // no TYPE
-		"# TYPE x gauge\nx{a=\"1\" 2\n",
-		"# TYPE x gauge\nx{a=1} 2\n",
-		"# TYPE x gauge\nx one\n",
-		"# TYPE x gauge\nx 1\nx 2\n",
-		"# TYPE x gauge\n# TYPE x gauge\n",
-		"# TYPE 1x gauge\n",
+// TestRegistryRefusesClashes: a collector reusing a standard name is an error
+// at start-up, not a broken scrape.
+func TestRegistryRefusesClashes(t *testing.T) {
+	dup := prometheus.NewGauge(prometheus.GaugeOpts{Name: "go_goroutines", Help: "again"})
+	if _, err := NewRegistry(dup); err == nil {
+		t.Error("a second go_goroutines was accepted")
+	}
+}
+
+func TestHandlerToken(t *testing.T) {
+	reg, err := NewRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	const token = "scrape-0123456789abcdef"
+	for _, tt := range []struct {
+		token, auth string
+		status      int
+	}{
+		{"", "", 200},
+		{"", "Bearer anything", 200},
+		{token, "", 401},
+		{token, "Bearer wrong-0123456789abcdef", 401},
+		{token, "Bearer " + token[:len(token)-1], 401},
+		{token, "Bearer " + token + "x", 401},
+		{token, "Basic " + token, 401},
+		{token, token, 401},
+		{token, "Bearer " + token, 200},
+		{token, "bearer " + token, 200}, // schemes are case-insensitive (RFC 9110)
+		{token, "BEARER  " + token, 200},
 	} {
-		if _, err := Parse(bad); err == nil {
-			t.Errorf("Parse(%q) accepted", bad)
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		Handler(reg, tt.token, log).ServeHTTP(rec, req)
+		if rec.Code != tt.status {
+			t.Errorf("token %q, Authorization %q: %d, want %d", tt.token, tt.auth, rec.Code, tt.status)
+			continue
+		}
+		if rec.Code == http.StatusUnauthorized {
+			if rec.Header().Get("WWW-Authenticate") == "" || strings.Contains(rec.Body.String(), "go_goroutines") {
+				t.Errorf("401 without a challenge, or with metrics: %v %q", rec.Header(), rec.Body)
+			}
+			continue
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(rec.Body)
+		if err != nil || families["go_goroutines"] == nil {
+			t.Errorf("exposition: %v", err)
 		}
 	}
 }

@@ -1,10 +1,15 @@
 package server
 
 import (
-	"io"
-	"maps"
-	"slices"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/room"
@@ -13,21 +18,130 @@ import (
 // estimateBounds are the buckets of podium_receiver_estimate_bps, in bits/s.
 var estimateBounds = []float64{100e3, 250e3, 500e3, 1e6, 2e6, 4e6, 8e6, 16e6, 32e6}
 
-// ReceiverEstimates is the histogram of per-receiver bandwidth estimates
-// (podium_receiver_estimate_bps): bandwidth estimation observes each new estimate.
-func (s *Server) ReceiverEstimates() *metrics.Hist { return s.estimates }
+// newEstimates is the histogram of per-receiver bandwidth estimates: each
+// session observes its receiver's estimate every RTT sample (2 s), not per packet.
+func newEstimates() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "podium_receiver_estimate_bps",
+		Help:    "Bandwidth estimates of receivers' downlinks, in bits per second.",
+		Buckets: estimateBounds,
+	})
+}
 
-// writeMetrics is /metrics. Everything is read at scrape time from counters the
+// setUpMetrics builds /metrics: a private registry with the server's
+// collector, the estimate histogram and the standard Go and process collectors.
+// With metrics-http it opens that listener for /metrics alone (plain HTTP, for
+// a private network) and returns nil for http; otherwise the handler for http.
+func (s *Server) setUpMetrics() (http.Handler, error) {
+	reg, err := metrics.NewRegistry(collector{s}, s.estimates)
+	if err != nil {
+		return nil, err
+	}
+	h := metrics.Handler(reg, s.cfg.MetricsToken, s.log)
+	if s.cfg.MetricsHTTP == "" {
+		if s.cfg.MetricsToken == "" && !s.cfg.DevMode() {
+			s.log.Warn("/metrics is open to anyone who reaches http; set metrics-token or metrics-http to protect it", "http", s.cfg.HTTP)
+		}
+		return h, nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.MetricsHTTP)
+	if err != nil {
+		return nil, fmt.Errorf("metrics-http %s: %w", s.cfg.MetricsHTTP, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	s.metricsLn = ln
+	s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	return nil, nil
+}
+
+// serveMetrics answers on metrics-http, if set, until the returned stop is called.
+func (s *Server) serveMetrics() (stop func(context.Context)) {
+	if s.metricsHTTP == nil {
+		return func(context.Context) {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := s.metricsHTTP.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("metrics-http", "err", err)
+		}
+	}()
+	return func(ctx context.Context) {
+		_ = s.metricsHTTP.Shutdown(ctx)
+		<-done
+	}
+}
+
+// MetricsURL is where /metrics is served: on metrics-http when set.
+func (s *Server) MetricsURL() string {
+	if s.metricsLn != nil {
+		return "http://" + s.metricsLn.Addr().String() + "/metrics"
+	}
+	return s.url + "metrics"
+}
+
+// collector reads the server's families at scrape time from counters the
 // tracks and sessions keep anyway (rooms → members → tracks), so metrics add no
 // work to the packet path.
-func (s *Server) writeMetrics(out io.Writer) error {
-	rooms, totals := s.hub.Collect(time.Now())
-	w := metrics.NewWriter(out)
+type collector struct{ s *Server }
 
-	w.One("podium_up", metrics.Gauge, "1 while the server runs.", 1)
-	w.One("podium_start_time_seconds", metrics.Gauge, "When the server started, in seconds since the Unix epoch.", float64(s.started.UnixNano())/1e9)
-	w.One("podium_dev_mode", metrics.Gauge, "1 when rooms are open without tokens (dev mode).", b2f(s.cfg.DevMode()))
-	w.One("podium_draining", metrics.Gauge, "1 while the server drains (SIGTERM): no new participants.", b2f(s.draining.Load()))
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	upDesc            = desc("podium_up", "1 while the server runs.")
+	startDesc         = desc("podium_start_time_seconds", "When the server started, in seconds since the Unix epoch.")
+	devModeDesc       = desc("podium_dev_mode", "1 when rooms are open without tokens (dev mode).")
+	drainingDesc      = desc("podium_draining", "1 while the server drains (SIGTERM): no new participants.")
+	roomsDesc         = desc("podium_rooms", "Rooms with at least one participant.")
+	participantsDesc  = desc("podium_participants", "Participants in all rooms.")
+	connectionsDesc   = desc("podium_signaling_connections", "Open signaling WebSockets (joined or not).")
+	tracksDesc        = desc("podium_tracks", "Tracks received from publishers (each simulcast encoding counts).", "kind")
+	forwardedDesc     = desc("podium_forwarded_streams", "Streams being forwarded to receivers (video switched off by Last N excluded).", "kind")
+	packetsInDesc     = desc("podium_packets_received_total", "RTP packets received from publishers.", "kind")
+	bytesInDesc       = desc("podium_bytes_received_total", "RTP bytes (header and payload) received from publishers.", "kind")
+	packetsOutDesc    = desc("podium_packets_sent_total", "RTP packets forwarded to receivers.", "kind")
+	bytesOutDesc      = desc("podium_bytes_sent_total", "RTP bytes (header and payload) forwarded to receivers.", "kind")
+	keyframesDesc     = desc("podium_keyframes_received_total", "Keyframes received from publishers.", "kind")
+	nacksDesc         = desc("podium_nacks_received_total", "Sequence numbers receivers asked for again (NACK).", "kind")
+	retransmitsDesc   = desc("podium_retransmissions_total", "Packets resent to receivers from the cache in answer to NACKs.", "kind")
+	keyframeReqsDesc  = desc("podium_keyframe_requests_total", "Keyframe requests (PLI/FIR): received from receivers, and sent to publishers (aggregated).", "direction")
+	droppedDesc       = desc("podium_packets_dropped_total", "Packets not forwarded, by kind and reason.", "kind", "reason")
+	layerSwitchesDesc = desc("podium_layer_switches_total", "Changes of a playing video's allocated layer (or suspension) for a receiver's bandwidth or layout.")
+	probeBytesDesc    = desc("podium_probe_bytes_total", "Padding bytes sent to receivers to probe for bandwidth.")
+	overBudgetDesc    = desc("podium_retransmissions_over_budget_total", "NACK answers not sent: over the receiver's retransmission budget (20 % of its estimate).")
+	joinsDesc         = desc("podium_joins_total", "Participants admitted to a room.")
+	messagesDesc      = desc("podium_signaling_messages_total", "Signaling messages received from clients.")
+	errorsDesc        = desc("podium_signaling_errors_total", "Error messages sent to clients, by code (refused joins and limits included).", "code")
+)
+
+var allDescs = []*prometheus.Desc{upDesc, startDesc, devModeDesc, drainingDesc, roomsDesc, participantsDesc, connectionsDesc,
+	tracksDesc, forwardedDesc, packetsInDesc, bytesInDesc, packetsOutDesc, bytesOutDesc, keyframesDesc, nacksDesc, retransmitsDesc,
+	keyframeReqsDesc, droppedDesc, layerSwitchesDesc, probeBytesDesc, overBudgetDesc, joinsDesc, messagesDesc, errorsDesc}
+
+func (collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	rooms, totals := s.hub.Collect(time.Now())
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+
+	gauge(upDesc, 1)
+	gauge(startDesc, float64(s.started.UnixNano())/1e9)
+	gauge(devModeDesc, b2f(s.cfg.DevMode()))
+	gauge(drainingDesc, b2f(s.draining.Load()))
 
 	participants := 0
 	tracks := map[string]int{"audio": 0, "video": 0}
@@ -41,66 +155,44 @@ func (s *Server) writeMetrics(out io.Writer) error {
 			forwarding[k] += n
 		}
 	}
-	w.One("podium_rooms", metrics.Gauge, "Rooms with at least one participant.", float64(len(rooms)))
-	w.One("podium_participants", metrics.Gauge, "Participants in all rooms.", float64(participants))
-	w.One("podium_signaling_connections", metrics.Gauge, "Open signaling WebSockets (joined or not).", float64(s.counters.Open.Load()))
-	kinds := func(name, typ, help string, m map[string]int) {
-		w.Family(name, typ, help)
-		for _, k := range []string{"audio", "video"} {
-			w.Sample(name, float64(m[k]), "kind", k)
-		}
+	gauge(roomsDesc, float64(len(rooms)))
+	gauge(participantsDesc, float64(participants))
+	gauge(connectionsDesc, float64(s.counters.Open.Load()))
+	for _, k := range []string{"audio", "video"} {
+		gauge(tracksDesc, float64(tracks[k]), k)
+		gauge(forwardedDesc, float64(forwarding[k]), k)
 	}
-	kinds("podium_tracks", metrics.Gauge, "Tracks received from publishers (each simulcast encoding counts).", tracks)
-	kinds("podium_forwarded_streams", metrics.Gauge, "Streams being forwarded to receivers (video switched off by Last N excluded).", forwarding)
-
-	perKind := func(name, help string, get func(*room.KindTotals) uint64) {
-		w.Family(name, metrics.Counter, help)
-		for k := range totals.Kinds {
-			w.Sample(name, float64(get(&totals.Kinds[k])), "kind", room.KindName(k))
-		}
-	}
-	perKind("podium_packets_received_total", "RTP packets received from publishers.", func(k *room.KindTotals) uint64 { return k.PacketsIn })
-	perKind("podium_bytes_received_total", "RTP bytes (header and payload) received from publishers.", func(k *room.KindTotals) uint64 { return k.BytesIn })
-	perKind("podium_packets_sent_total", "RTP packets forwarded to receivers.", func(k *room.KindTotals) uint64 { return k.PacketsOut })
-	perKind("podium_bytes_sent_total", "RTP bytes (header and payload) forwarded to receivers.", func(k *room.KindTotals) uint64 { return k.BytesOut })
-	perKind("podium_keyframes_received_total", "Keyframes received from publishers.", func(k *room.KindTotals) uint64 { return k.Keyframes })
-	perKind("podium_nacks_received_total", "Sequence numbers receivers asked for again (NACK).", func(k *room.KindTotals) uint64 { return k.NACKs })
-	perKind("podium_retransmissions_total", "Packets resent to receivers from the cache in answer to NACKs.", func(k *room.KindTotals) uint64 { return k.Retransmissions })
 
 	var fromReceivers, toSenders uint64
-	for k := range totals.Kinds {
-		fromReceivers += totals.Kinds[k].KeyframeRequestsIn
-		toSenders += totals.Kinds[k].KeyframeRequestsOut
-	}
-	w.Family("podium_keyframe_requests_total", metrics.Counter, "Keyframe requests (PLI/FIR): received from receivers, and sent to publishers (aggregated).")
-	w.Sample("podium_keyframe_requests_total", float64(fromReceivers), "direction", "from-receivers")
-	w.Sample("podium_keyframe_requests_total", float64(toSenders), "direction", "to-publishers")
-
-	w.Family("podium_packets_dropped_total", metrics.Counter, "Packets not forwarded, by kind and reason.")
-	for k := range totals.Kinds {
+	for i := range totals.Kinds {
+		k, kind := &totals.Kinds[i], room.KindName(i)
+		counter(packetsInDesc, k.PacketsIn, kind)
+		counter(bytesInDesc, k.BytesIn, kind)
+		counter(packetsOutDesc, k.PacketsOut, kind)
+		counter(bytesOutDesc, k.BytesOut, kind)
+		counter(keyframesDesc, k.Keyframes, kind)
+		counter(nacksDesc, k.NACKs, kind)
+		counter(retransmitsDesc, k.Retransmissions, kind)
 		for reason := range room.NumDropReasons {
-			w.Sample("podium_packets_dropped_total", float64(totals.Kinds[k].Dropped[reason]), "kind", room.KindName(k), "reason", room.DropReason(reason))
+			counter(droppedDesc, k.Dropped[reason], kind, room.DropReason(reason))
 		}
+		fromReceivers += k.KeyframeRequestsIn
+		toSenders += k.KeyframeRequestsOut
 	}
+	counter(keyframeReqsDesc, fromReceivers, "from-receivers")
+	counter(keyframeReqsDesc, toSenders, "to-publishers")
 
 	bw := totals.Bandwidth
-	w.One("podium_layer_switches_total", metrics.Counter, "Changes of a playing video's allocated layer (or suspension) for a receiver's bandwidth or layout.", float64(bw.LayerSwitches))
-	w.One("podium_probe_bytes_total", metrics.Counter, "Padding bytes sent to receivers to probe for bandwidth.", float64(bw.ProbeBytes))
-	w.One("podium_retransmissions_over_budget_total", metrics.Counter, "NACK answers not sent: over the receiver's retransmission budget (20 % of its estimate).", float64(bw.RetransmitsDropped))
+	counter(layerSwitchesDesc, bw.LayerSwitches)
+	counter(probeBytesDesc, bw.ProbeBytes)
+	counter(overBudgetDesc, bw.RetransmitsDropped)
 
-	w.Family("podium_receiver_estimate_bps", metrics.Histogram, "Bandwidth estimates of receivers' downlinks, in bits per second.")
-	w.Histogram("podium_receiver_estimate_bps", s.estimates.Snapshot())
-
-	w.One("podium_joins_total", metrics.Counter, "Participants admitted to a room.", float64(s.counters.Joined.Load()))
-	w.One("podium_signaling_messages_total", metrics.Counter, "Signaling messages received from clients.", float64(s.counters.Messages.Load()))
-	w.Family("podium_signaling_errors_total", metrics.Counter, "Error messages sent to clients, by code (refused joins and limits included).")
+	counter(joinsDesc, s.counters.Joined.Load())
+	counter(messagesDesc, s.counters.Messages.Load())
 	errs := s.counters.Errors()
-	for _, code := range sortedKeys(errs) {
-		w.Sample("podium_signaling_errors_total", float64(errs[code]), "code", code)
+	for code, n := range errs { // the registry sorts them
+		counter(errorsDesc, n, code)
 	}
-
-	metrics.WriteRuntime(w)
-	return w.Flush()
 }
 
 func b2f(b bool) float64 {
@@ -109,5 +201,3 @@ func b2f(b bool) float64 {
 	}
 	return 0
 }
-
-func sortedKeys(m map[string]uint64) []string { return slices.Sorted(maps.Keys(m)) }

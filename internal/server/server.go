@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/limit"
-	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/session"
@@ -44,9 +44,13 @@ type Server struct {
 	url            string
 
 	counters  *session.Counters
-	estimates *metrics.Hist // per-receiver bandwidth estimates (bits/s)
+	estimates prometheus.Histogram // per-receiver bandwidth estimates (bits/s)
 	draining  atomic.Bool
 	started   time.Time
+
+	// metricsHTTP serves /metrics on metrics-http (nil: /metrics is on http).
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
 }
 
 // Options are knobs tests need beyond the configuration.
@@ -105,7 +109,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, engine: engine, ln: ln,
 		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
-		counters: session.NewCounters(), estimates: metrics.NewHist(estimateBounds...), started: time.Now()}
+		counters: session.NewCounters(), estimates: newEstimates(), started: time.Now()}
 	s.hub.SetLogger(log)
 	s.sessionCtx, s.cancelSessions = context.WithCancelCause(context.Background())
 	deps := session.Deps{
@@ -116,8 +120,14 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		Limits: limits, MaxMessageBytes: cfg.MaxMessageBytes, SignalingRate: cfg.SignalingRate, SignalingBurst: cfg.SignalingBurst,
 		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters, Estimates: s.estimates,
 	}
+	mainMetrics, err := s.setUpMetrics()
+	if err != nil {
+		_ = ln.Close()
+		engine.Close()
+		return nil, err
+	}
 	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log}
-	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Ready: s.ready, Metrics: s.writeMetrics, Admin: admin.Routes(),
+	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
 		Serve: func(_ context.Context, conn *websocket.Conn, remote string) {
 			s.sessions.Add(1)
 			defer s.sessions.Done()
@@ -141,6 +151,7 @@ func (s *Server) Hub() *room.Hub { return s.hub }
 func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
+	stopMetrics := s.serveMetrics()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -149,6 +160,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
+	stopMetrics(shutdownCtx)
 	s.cancelSessions(session.ErrShutdown)
 	s.sessions.Wait()
 	s.hub.Close()

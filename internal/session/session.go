@@ -17,7 +17,6 @@ import (
 	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/limit"
-	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -54,7 +53,7 @@ type Deps struct {
 	Counters *Counters
 	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
 	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
-	Estimates *metrics.Hist
+	Estimates interface{ Observe(float64) }
 }
 
 // outQueueLen bounds the frames waiting for a slow client; overflowing closes it.

@@ -2,7 +2,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"io/fs"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/podium-sfu/podium/internal/metrics"
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
@@ -35,8 +33,8 @@ type Handler struct {
 	// Ready reports whether the server takes new participants, and why not
 	// (/readyz); nil means always.
 	Ready func() (bool, string)
-	// Metrics writes the Prometheus exposition (/metrics); nil disables it.
-	Metrics func(w io.Writer) error
+	// Metrics serves /metrics (the Prometheus exposition); nil disables it.
+	Metrics http.Handler
 	// Admin is the admin API (/api/v1/); nil disables it.
 	Admin http.Handler
 }
@@ -48,7 +46,7 @@ func (h *Handler) Routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", h.ready)
 	if h.Metrics != nil {
-		mux.HandleFunc("GET /metrics", h.metrics)
+		mux.Handle("GET /metrics", h.Metrics)
 	}
 	if h.Admin != nil {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
@@ -85,18 +83,6 @@ func (h *Handler) ready(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	_, _ = io.WriteString(w, "ready\n")
-}
-
-func (h *Handler) metrics(w http.ResponseWriter, _ *http.Request) {
-	var b bytes.Buffer
-	if err := h.Metrics(&b); err != nil {
-		h.Log.Error("metrics", "err", err)
-		http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", metrics.ContentType)
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(b.Bytes())
 }
 
 // ClientIP is the address a request came from: the TCP peer, or with trustProxy
