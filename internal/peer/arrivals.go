@@ -13,7 +13,7 @@ import (
 )
 
 // arrivals records, for the media we receive, when each packet carrying a
-// transport-wide sequence number came off the UDP socket, into the feedback
+// transport-wide sequence number came off the UDP socket, for the feedback
 // recorder of the connection it belongs to.
 //
 // The sender's congestion control reads our feedback as the path's delay and
@@ -25,9 +25,11 @@ import (
 // which the senders' estimators take for congestion; 0–2 % from the socket.
 //
 // SRTP leaves the RTP header in the clear, so the socket reader can read the
-// SSRC and the extension before the packet is authenticated. A forged packet
-// with a known SSRC can therefore add a "received" report, which can only make
-// that sender send more; its own congestion signals still apply.
+// SSRC and the extension before the packet is authenticated, and so can
+// anyone who forges one: a forged packet with a known SSRC and the number of a
+// packet that was lost would hide that loss from the sender. So the socket
+// only stamps the arrival; it counts once the stream's reader got the packet
+// through SRTP authentication (feedbackRecorder).
 type arrivals struct {
 	streams atomic.Pointer[map[uint32]arrivalStream] // by SSRC; copy-on-write
 	mu      sync.Mutex                               // serializes writers of streams
@@ -44,7 +46,7 @@ func newArrivals() *arrivals {
 	return a
 }
 
-// Observe records datagram b, read from the socket at now, if it is an RTP
+// Observe stamps datagram b, read from the socket at now, if it is an RTP
 // packet of a registered stream with a transport-wide sequence number. It does
 // not allocate and takes only the owning connection's lock.
 func (a *arrivals) Observe(b []byte, now time.Time) {
@@ -60,7 +62,7 @@ func (a *arrivals) Observe(b []byte, now time.Time) {
 	if !ok {
 		return
 	}
-	s.fb.recordFromSocket(ssrc, seq, now)
+	s.fb.stamp(ssrc, seq, now)
 }
 
 // transportSeq reads the transport-wide sequence number of RTP packet b,
@@ -107,48 +109,123 @@ func (a *arrivals) remove(ssrc uint32, fb *feedbackRecorder) {
 	a.streams.Store(&next)
 }
 
-// socketFresh is how recently the socket must have recorded a stream for the
-// stream's reader to leave recording to it. Media over ICE-TCP never passes the
-// UDP socket: its reader records it.
-const socketFresh = time.Second
+const (
+	// pendingArrivals bounds the socket stamps waiting for their packet's
+	// authentication: readers lag by milliseconds, in which a connection
+	// receives tens of packets.
+	pendingArrivals = 512
+	// authWait is how long a stamp waits for its packet to pass SRTP
+	// authentication before it is dropped as forged: longer than a reader
+	// lags under load (40 ms measured). The wait only matters for a stamp
+	// whose stream sends nothing after it; otherwise the stream's next
+	// authenticated packet settles it at once.
+	authWait = 100 * time.Millisecond
+)
+
+// pendingArrival is a socket stamp of a packet not yet recorded.
+type pendingArrival struct {
+	at    time.Time
+	ssrc  uint32
+	seq   uint16
+	state uint8
+}
+
+const (
+	waiting       = iota // for its packet's authentication
+	authenticated        // counts, at its socket time
+	forged               // its packet failed authentication, or never was read
+)
 
 // feedbackRecorder is one connection's transport-wide feedback state: pion's
 // Recorder (the arrival map and the feedback encoding, as libwebrtc builds
-// them), fed in arrival order with socket times.
+// them), fed in arrival order with socket times, with authenticated packets
+// only.
+//
+// The socket stamps each packet (stamp); its stream's reader, which gets
+// only packets that passed SRTP authentication, confirms it (authenticated).
+// Stamps go to the Recorder in arrival order once confirmed, so a reader
+// lagging behind another stream's never makes its packets look lost. A
+// stamp still waiting holds the later ones back until authWait, except that
+// one of a stream whose later packet was confirmed is forged: each stream's
+// reader gets its packets in arrival order.
 type feedbackRecorder struct {
-	mu       sync.Mutex
-	rec      *twcc.Recorder
-	start    time.Time    // the zero of arrival times
-	socketAt atomic.Int64 // unix nanos of the newest packet the socket recorded
+	mu      sync.Mutex
+	rec     *twcc.Recorder
+	start   time.Time // the zero of arrival times
+	pending [pendingArrivals]pendingArrival
+	head, n int // pending[head] is the oldest of n
 }
 
 func newFeedbackRecorder(senderSSRC uint32, start time.Time) *feedbackRecorder {
 	return &feedbackRecorder{rec: twcc.NewRecorder(senderSSRC), start: start}
 }
 
-func (f *feedbackRecorder) recordFromSocket(ssrc uint32, seq uint16, at time.Time) {
-	f.socketAt.Store(at.UnixNano())
-	f.record(ssrc, seq, at)
-}
-
-// recordFromReader records a packet the stream's reader got at now, unless
-// the socket records this connection's packets.
-func (f *feedbackRecorder) recordFromReader(ssrc uint32, seq uint16, now time.Time) {
-	if now.UnixNano()-f.socketAt.Load() < int64(socketFresh) {
-		return
-	}
-	f.record(ssrc, seq, now)
-}
-
-func (f *feedbackRecorder) record(ssrc uint32, seq uint16, at time.Time) {
+// stamp notes that a packet of ssrc with transport-wide seq reached the socket
+// at at; it counts once authenticated.
+func (f *feedbackRecorder) stamp(ssrc uint32, seq uint16, at time.Time) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == len(f.pending) {
+		f.popLocked() // full of stamps nobody confirms: the oldest goes first
+	}
+	f.pending[(f.head+f.n)%len(f.pending)] = pendingArrival{at: at, ssrc: ssrc, seq: seq}
+	f.n++
+}
+
+// authenticated records the packet of ssrc with transport-wide seq that its
+// stream's reader got through SRTP authentication at now: at the time the
+// socket stamped it, or at now when the socket did not see it (ICE-TCP).
+func (f *feedbackRecorder) authenticated(ssrc uint32, seq uint16, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	match := -1
+	for i := range f.n {
+		if p := &f.pending[(f.head+i)%len(f.pending)]; p.state == waiting && p.ssrc == ssrc && p.seq == seq {
+			match = i // the latest: a forgery sent ahead of the packet loses
+		}
+	}
+	if match < 0 {
+		f.recordLocked(ssrc, seq, now)
+	} else {
+		for i := range match {
+			if p := &f.pending[(f.head+i)%len(f.pending)]; p.state == waiting && p.ssrc == ssrc {
+				p.state = forged // the reader got a later packet of its stream
+			}
+		}
+		f.pending[(f.head+match)%len(f.pending)].state = authenticated
+	}
+	f.flushLocked(now)
+}
+
+// flushLocked records the confirmed stamps in arrival order, up to the first
+// that still waits less than authWait.
+func (f *feedbackRecorder) flushLocked(now time.Time) {
+	for f.n > 0 {
+		if p := &f.pending[f.head]; p.state == waiting && now.Sub(p.at) < authWait {
+			return
+		}
+		f.popLocked()
+	}
+}
+
+// popLocked takes the oldest stamp off, recording it if it was confirmed.
+func (f *feedbackRecorder) popLocked() {
+	p := f.pending[f.head]
+	if p.state == authenticated {
+		f.recordLocked(p.ssrc, p.seq, p.at)
+	}
+	f.head = (f.head + 1) % len(f.pending)
+	f.n--
+}
+
+func (f *feedbackRecorder) recordLocked(ssrc uint32, seq uint16, at time.Time) {
 	f.rec.Record(ssrc, seq, at.Sub(f.start).Microseconds())
-	f.mu.Unlock()
 }
 
 // build returns the feedback for what was recorded since the last call.
-func (f *feedbackRecorder) build() []rtcp.Packet {
+func (f *feedbackRecorder) build(now time.Time) []rtcp.Packet {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.flushLocked(now)
 	return f.rec.BuildFeedbackPacket()
 }

@@ -70,9 +70,10 @@ func received(t *testing.T, pkts []rtcp.Packet) (base uint16, got []bool, deltas
 	return fb.BaseSequenceNumber, got[:fb.PacketStatusCount], deltas
 }
 
-// Two streams of one connection, read by their own goroutines: the socket
-// records their packets in arrival order with arrival times, so a packet its
-// reader gets late is neither reported lost nor late.
+// Two streams of one connection, read by their own goroutines: their packets
+// count in arrival order with socket times once their readers got them
+// through authentication, so a packet its reader gets late is neither
+// reported lost nor late.
 func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 	a, fb := oneConnection(0xA, 0xB)
 
@@ -80,10 +81,13 @@ func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 	a.Observe(rtpWithTransportSeq(t, 0xB, 500, 2), t0.Add(11*time.Millisecond))
 	a.Observe(rtpWithTransportSeq(t, 0xA, 101, 3), t0.Add(12*time.Millisecond))
 	// B's reader gets its packet at once; A's reader is 40 ms late, after a feedback.
-	fb.recordFromReader(0xB, 2, t0.Add(11*time.Millisecond))
-	base, got, deltas := received(t, fb.build())
-	fb.recordFromReader(0xA, 1, t0.Add(50*time.Millisecond))
-	fb.recordFromReader(0xA, 3, t0.Add(51*time.Millisecond))
+	fb.authenticated(0xB, 2, t0.Add(11*time.Millisecond))
+	if pkts := fb.build(t0.Add(12 * time.Millisecond)); len(pkts) != 0 {
+		t.Errorf("a feedback before A's reader caught up: %v", pkts)
+	}
+	fb.authenticated(0xA, 1, t0.Add(50*time.Millisecond))
+	fb.authenticated(0xA, 3, t0.Add(51*time.Millisecond))
+	base, got, deltas := received(t, fb.build(t0.Add(52*time.Millisecond)))
 
 	if base != 1 || len(got) != 3 || !got[0] || !got[1] || !got[2] {
 		t.Errorf("feedback from %d: received %v, want 1, 2 and 3 all received", base, got)
@@ -93,8 +97,48 @@ func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 	if len(deltas) != 3 || deltas[1] != 1000 || deltas[2] != 1000 {
 		t.Errorf("receive deltas %v µs, want 1000 µs apart", deltas)
 	}
-	if pkts := fb.build(); len(pkts) != 0 {
-		t.Errorf("the readers' late records made another feedback: %v", pkts)
+}
+
+// A forged packet with a publisher's SSRC and the transport-wide number of
+// one of its packets that was lost (from any address: the socket cannot
+// tell) fails SRTP authentication, never reaches the stream's reader, and
+// leaves the loss in the feedback.
+func TestForgedArrivalDoesNotHideLoss(t *testing.T) {
+	a, fb := oneConnection(0xA)
+	a.Observe(rtpWithTransportSeq(t, 0xA, 100, 1), t0)
+	a.Observe(rtpWithTransportSeq(t, 0xA, 777, 2), t0.Add(5*time.Millisecond)) // forged; the real 2 was lost
+	a.Observe(rtpWithTransportSeq(t, 0xA, 102, 3), t0.Add(10*time.Millisecond))
+	fb.authenticated(0xA, 1, t0.Add(11*time.Millisecond))
+	fb.authenticated(0xA, 3, t0.Add(12*time.Millisecond))
+	base, got, _ := received(t, fb.build(t0.Add(13*time.Millisecond)))
+	if base != 1 || len(got) != 3 || !got[0] || got[1] || !got[2] {
+		t.Errorf("feedback from %d: received %v, want 1 and 3 received and 2 lost", base, got)
+	}
+}
+
+// A forgery of a packet that does arrive, sent ahead of it, does not lend
+// it its time; one of a stream that sends nothing after it holds the other
+// streams' packets back no longer than authWait.
+func TestForgedArrivalsNeitherTimeNorStall(t *testing.T) {
+	a, fb := oneConnection(0xA, 0xB)
+	a.Observe(rtpWithTransportSeq(t, 0xA, 1, 1), t0)
+	a.Observe(rtpWithTransportSeq(t, 0xA, 9, 2), t0.Add(time.Millisecond)) // forged copy of 2, early
+	a.Observe(rtpWithTransportSeq(t, 0xA, 2, 2), t0.Add(8*time.Millisecond))
+	fb.authenticated(0xA, 1, t0.Add(9*time.Millisecond))
+	fb.authenticated(0xA, 2, t0.Add(9*time.Millisecond))
+	if _, got, deltas := received(t, fb.build(t0.Add(10*time.Millisecond))); len(got) != 2 || deltas[1] != 8000 {
+		t.Errorf("received %v with deltas %v µs, want 1 and 2 received 8 ms apart", got, deltas)
+	}
+
+	a.Observe(rtpWithTransportSeq(t, 0xB, 50, 3), t0.Add(20*time.Millisecond)) // forged; B sends nothing more
+	a.Observe(rtpWithTransportSeq(t, 0xA, 3, 4), t0.Add(21*time.Millisecond))
+	fb.authenticated(0xA, 4, t0.Add(22*time.Millisecond))
+	if pkts := fb.build(t0.Add(22 * time.Millisecond)); len(pkts) != 0 {
+		t.Errorf("4 reported while 3 might still be authenticated: %v", pkts)
+	}
+	base, got, _ := received(t, fb.build(t0.Add(20*time.Millisecond+authWait)))
+	if base != 3 || len(got) != 2 || got[0] || !got[1] {
+		t.Errorf("after authWait: feedback from %d: %v, want 3 lost and 4 received", base, got)
 	}
 }
 
@@ -106,7 +150,8 @@ func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
 	probe[0] |= 0x20                                             // P: padding
 	probe = append(probe, 0x13, 0x37, 0, 0, 0, 0, 0, 0, 0, 0xff) // a tag ending in 255
 	a.Observe(probe, t0)
-	if base, got, _ := received(t, fb.build()); base != 9 || len(got) != 1 || !got[0] {
+	fb.authenticated(0xA, 9, t0)
+	if base, got, _ := received(t, fb.build(t0)); base != 9 || len(got) != 1 || !got[0] {
 		t.Errorf("feedback from %d: %v, want the probe received", base, got)
 	}
 }
@@ -114,16 +159,16 @@ func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
 // Media the socket does not see (ICE-TCP) is recorded by its reader.
 func TestFeedbackFromTheReaderWithoutTheSocket(t *testing.T) {
 	_, fb := oneConnection() // no stream the socket would record
-	fb.recordFromReader(0xA, 7, t0.Add(time.Millisecond))
-	fb.recordFromReader(0xA, 8, t0.Add(3*time.Millisecond))
-	base, got, deltas := received(t, fb.build())
+	fb.authenticated(0xA, 7, t0.Add(time.Millisecond))
+	fb.authenticated(0xA, 8, t0.Add(3*time.Millisecond))
+	base, got, deltas := received(t, fb.build(t0.Add(3*time.Millisecond)))
 	if base != 7 || len(got) != 2 || !got[0] || !got[1] || deltas[1] != 2000 {
 		t.Errorf("feedback from %d: received %v, deltas %v; want 7 and 8, 2 ms apart", base, got, deltas)
 	}
 }
 
 // What is not an RTP packet of a registered stream with the extension is
-// ignored: RTCP, other SSRCs, packets without it, a removed stream, garbage.
+// not stamped: RTCP, other SSRCs, packets without it, a removed stream, garbage.
 func TestArrivalsIgnoreOtherDatagrams(t *testing.T) {
 	a, fb := oneConnection(0xA)
 
@@ -142,9 +187,11 @@ func TestArrivalsIgnoreOtherDatagrams(t *testing.T) {
 	a.Observe(rtpWithTransportSeq(t, 0xA, 1, 40), t0)
 	a.remove(0xA, fb)
 	a.Observe(rtpWithTransportSeq(t, 0xA, 2, 41), t0)
-	base, got, _ := received(t, fb.build())
-	if base != 40 || len(got) != 1 {
-		t.Errorf("feedback from %d covering %d packets, want only 40", base, len(got))
+	fb.mu.Lock()
+	n := fb.n
+	fb.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d socket stamps, want only 40's", n)
 	}
 }
 
@@ -153,10 +200,13 @@ func TestObserveDoesNotAllocate(t *testing.T) {
 	a, _ := oneConnection(0xA)
 	b := rtpWithTransportSeq(t, 0xA, 1, 1)
 	seq := uint16(1)
+	fb := (*a.streams.Load())[0xA].fb
 	observe := func() {
 		seq++
 		binary.BigEndian.PutUint16(b[len(b)-3-4+1:], seq) // the extension's value
-		a.Observe(b, t0.Add(time.Duration(seq)*time.Millisecond))
+		at := t0.Add(time.Duration(seq) * time.Millisecond)
+		a.Observe(b, at)
+		fb.authenticated(0xA, seq, at)
 	}
 	for range 2000 { // the recorder's arrival map grows to its size
 		observe()
@@ -177,6 +227,6 @@ func FuzzArrivalsObserve(f *testing.F) {
 			a.add(binary.BigEndian.Uint32(b[8:]), arrivalStream{extID: testExtID, fb: fb})
 		}
 		a.Observe(b, time.Unix(1000, 0))
-		_ = fb.build()
+		_ = fb.build(time.Unix(1000, 0).Add(authWait))
 	})
 }

@@ -57,7 +57,7 @@ func (t *twccFeedback) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCP
 			case <-t.closed:
 				return
 			case <-tick.C:
-				if pkts := t.fb.build(); len(pkts) > 0 {
+				if pkts := t.fb.build(time.Now()); len(pkts) > 0 {
 					_, _ = w.Write(pkts, nil) // a failed write is a closing connection
 				}
 			}
@@ -66,8 +66,10 @@ func (t *twccFeedback) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCP
 	return w
 }
 
-// BindRemoteStream registers a received stream with the socket's arrivals, and
-// records its packets where the socket does not see them (ICE-TCP).
+// BindRemoteStream registers a received stream with the socket's arrivals; its
+// reader, which gets only packets that passed SRTP authentication, makes them
+// count (at the socket's time, or its own where the socket does not see them:
+// ICE-TCP).
 func (t *twccFeedback) BindRemoteStream(info *interceptor.StreamInfo, reader interceptor.RTPReader) interceptor.RTPReader {
 	var extID uint8
 	for _, e := range info.RTPHeaderExtensions {
@@ -92,7 +94,7 @@ func (t *twccFeedback) BindRemoteStream(info *interceptor.StreamInfo, reader int
 		n, a, err := reader.Read(b, a)
 		if err == nil {
 			if seq, ok := transportSeq(b[:n], extID); ok {
-				t.fb.recordFromReader(ssrc, seq, time.Now())
+				t.fb.authenticated(ssrc, seq, time.Now())
 			}
 		}
 		return n, a, err
