@@ -172,30 +172,6 @@ func TestMembershipEventsAndSubscriptions(t *testing.T) {
 	}
 }
 
-// A sender nobody watches is paused only once PauseGrace has passed since it
-// started publishing video: its browser probes the uplink meanwhile.
-func TestNewSenderPausedAfterItsGrace(t *testing.T) {
-	const grace = time.Second
-	f := newFixture(t, Settings{LastN: 1, VideoPausing: true, PauseGrace: grace})
-	start := time.Now()
-	a, b, c := f.join("a", true), f.join("b", true), f.join("c", true)
-	if paused, in := c.paused(), time.Since(start); paused && in < grace {
-		t.Fatalf("c paused %v after joining, within its grace of %v", in, grace)
-	}
-	for !c.paused() {
-		if time.Since(start) > 3*grace {
-			t.Fatalf("c not paused %v after joining (grace %v)", time.Since(start), grace)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if took := time.Since(start); took < grace {
-		t.Errorf("c paused after %v, before its grace of %v", took, grace)
-	}
-	if a.paused() || b.paused() {
-		t.Errorf("a (paused %v) and b (paused %v) are watched", a.paused(), b.paused())
-	}
-}
-
 func TestLastNSelectsAndPauses(t *testing.T) {
 	f := newFixture(t, Settings{LastN: 1, VideoPausing: true})
 	a, b, c := f.join("a", true), f.join("b", true), f.join("c", true)
