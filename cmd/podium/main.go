@@ -2,6 +2,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -23,29 +25,30 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
-		if err := serve(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "podium:", err)
-			os.Exit(1)
-		}
+		exit("podium:", serve(os.Args[2:]))
 	case "load":
-		if err := loadCommand(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "podium load:", err)
-			os.Exit(1)
-		}
+		exit("podium load:", loadCommand(os.Args[2:]))
 	case "bench":
-		if err := benchCommand(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "podium bench:", err)
-			os.Exit(1)
-		}
+		exit("podium bench:", benchCommand(os.Args[2:]))
 	case "token":
-		if err := tokenCommand(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "podium token:", err)
-			os.Exit(1)
-		}
+		exit("podium token:", tokenCommand(os.Args[2:]))
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:
 		fmt.Fprintf(os.Stderr, "podium: unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
+	}
+}
+
+// exit ends the process after a command: status 1 for an error, 0 for none
+// and for -h/--help (the flag package has printed the usage).
+func exit(prefix string, err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	default:
+		fmt.Fprintln(os.Stderr, prefix, err)
+		os.Exit(1)
 	}
 }

@@ -46,6 +46,7 @@ func runServe(args []string, e env) error {
 		return err
 	}
 	log := newLogger(cfg, e.stderr)
+	logOpenFiles(log)
 	if !web.Built() {
 		log.Warn("the web client is not embedded in this binary; build with `make build`")
 	}

@@ -46,7 +46,7 @@ func StartSFU(ctx context.Context, command SFUCommand, extra ...string) (*SFU, e
 	args := append([]string{
 		"--http", "127.0.0.1:0", "--udp-port", "0", "--tcp-port", "0", "--media-ip", "127.0.0.1",
 		// A benchmark joins many participants from one address, often.
-		"--joins-per-ip", "0", "--max-participants", "0", "--signaling-rate", "0",
+		"--joins-per-ip", "0", "--max-participants", "0", "--signaling-rate", "0", "--max-conns-per-ip", "0",
 	}, extra...)
 	cmd := command(args)
 	cmd.Stderr = os.Stderr

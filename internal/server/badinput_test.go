@@ -272,11 +272,14 @@ type rawConn struct {
 	id   string // from welcome
 }
 
-func dialRaw(t *testing.T, s *Server) *rawConn {
+func dialRaw(t *testing.T, s *Server) *rawConn { t.Helper(); return dialRawWith(t, s, nil) }
+
+// dialRawWith is dialRaw with dial options (headers, a local address).
+func dialRawWith(t *testing.T, s *Server, opts *websocket.DialOptions) *rawConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, wsURL(s), nil)
+	conn, _, err := websocket.Dial(ctx, wsURL(s), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,12 +61,21 @@ type Options struct {
 	Meter *forward.Meter
 	// Now is the clock tokens are checked against (nil: time.Now).
 	Now func() time.Time
+	// HTTPReadTimeout and HTTPWriteTimeout bound one plain HTTP request (0:
+	// 30 s and 60 s); WebSockets are exempt.
+	HTTPReadTimeout, HTTPWriteTimeout time.Duration
 }
 
 // New opens the media and HTTP sockets; Serve starts answering.
 func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	if opts.NegotiationTimeout == 0 {
 		opts.NegotiationTimeout = 15 * time.Second
+	}
+	if opts.HTTPReadTimeout == 0 {
+		opts.HTTPReadTimeout = 30 * time.Second
+	}
+	if opts.HTTPWriteTimeout == 0 {
+		opts.HTTPWriteTimeout = 60 * time.Second
 	}
 	pc := peer.Config{
 		UDPPort: cfg.UDPPort, TCPPort: cfg.TCPPort,
@@ -84,6 +93,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		engine.Close()
 		return nil, fmt.Errorf("http %s: %w", cfg.HTTP, err)
 	}
+	ln = web.LimitConns(ln, cfg.MaxConnsPerIP) // TLS handshakes count too
 	scheme := "http"
 	if cfg.TLS() {
 		tlsCfg, err := tlsConfig(cfg, ln.Addr())
@@ -105,7 +115,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	resumeKey := make([]byte, 32)
 	_, _ = rand.Read(resumeKey)
-	limits := room.Limits{MaxRooms: cfg.MaxRooms, MaxParticipants: cfg.MaxParticipants}
+	limits := room.Limits{MaxRooms: cfg.MaxRooms, MaxParticipants: cfg.MaxParticipants, RoomsPerAddress: cfg.RoomsPerIP}
 	s := &Server{cfg: cfg, log: log, engine: engine, ln: ln,
 		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
@@ -114,7 +124,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	s.sessionCtx, s.cancelSessions = context.WithCancelCause(context.Background())
 	deps := session.Deps{
 		Engine: engine, Hub: s.hub, ResumeKey: resumeKey, Log: log,
-		JoinTimeout: 10 * time.Second, NegotiationTimeout: opts.NegotiationTimeout,
+		JoinTimeout: 10 * time.Second, NegotiationTimeout: opts.NegotiationTimeout, MediaTimeout: cfg.MediaTimeout,
 		Meter: opts.Meter,
 		Auth:  verifier, Dev: cfg.DevMode(), Now: opts.Now,
 		Limits: limits, MaxMessageBytes: cfg.MaxMessageBytes, SignalingRate: cfg.SignalingRate, SignalingBurst: cfg.SignalingBurst,
@@ -127,15 +137,23 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log}
-	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
+	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Dev: cfg.DevMode(), HTTPHost: httpHost(cfg.HTTP), Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
 		Serve: func(_ context.Context, conn *websocket.Conn, remote string) {
 			s.sessions.Add(1)
 			defer s.sessions.Done()
 			// Sessions outlive the HTTP request's context: they end with the server.
 			session.Serve(s.sessionCtx, conn, deps, remote)
 		}}
-	s.http = &http.Server{Handler: h.Routes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	s.http = &http.Server{Handler: h.Routes(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: opts.HTTPReadTimeout, WriteTimeout: opts.HTTPWriteTimeout, IdleTimeout: cfg.HTTPIdleTimeout,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	return s, nil
+}
+
+// httpHost is the host part of an address:port.
+func httpHost(addr string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	return host
 }
 
 // URL is where the web client is served.

@@ -113,6 +113,8 @@ func joinError(err error, limits room.Limits) error {
 		return signal.Errorf(signal.CodeDraining, true, "%v; try again in a moment (another server may take you)", err)
 	case errors.Is(err, room.ErrTooManyRooms):
 		return signal.Errorf(signal.CodeServerFull, true, "%v (%d)", err, limits.MaxRooms)
+	case errors.Is(err, room.ErrTooManyRoomsFromAddress):
+		return signal.Errorf(signal.CodeTooManyRooms, true, "%v (%d); join an existing room, or wait until one of yours has ended", err, limits.RoomsPerAddress)
 	case errors.Is(err, room.ErrRoomFull):
 		return signal.Errorf(signal.CodeRoomFull, true, "%v: at most %d participants", err, limits.MaxParticipants)
 	}
@@ -155,6 +157,7 @@ var errorCodes = []string{
 	signal.CodeBadRoom, signal.CodeBadName, signal.CodeBadSDP, signal.CodeBadCandidate, signal.CodeNegotiationTimeout,
 	signal.CodeInternal, signal.CodeUnauthorized, signal.CodeTokenExpired, signal.CodeForbidden, signal.CodeRoomFull,
 	signal.CodeServerFull, signal.CodeTooManyJoins, signal.CodeRateLimited, signal.CodeTooManyTracks, signal.CodeDraining,
+	signal.CodeTooManyRooms,
 	signal.CodeTransportFailed,
 	signal.CodeUnknownParticipant, signal.CodeTooManyPins,
 }

@@ -18,11 +18,13 @@ func (s *Session) run(in <-chan signal.Incoming) {
 	if !s.awaitJoin(in) {
 		return
 	}
+	s.idle.timeout = s.deps.MediaTimeout
 	for {
 		var timeout <-chan time.Time
 		if s.nego.timer != nil {
 			timeout = s.nego.timer.C
 		}
+		idle := s.idle.arm(time.Now())
 		select {
 		case <-s.ctx.Done():
 			if errors.Is(context.Cause(s.ctx), ErrShutdown) {
@@ -30,6 +32,7 @@ func (s *Session) run(in <-chan signal.Incoming) {
 			}
 			return
 		case msg := <-in:
+			s.idle.touch(time.Now())
 			if err := s.handle(msg); err != nil {
 				pe := signal.AsProtocolError(err)
 				s.sendError(pe)
@@ -45,6 +48,8 @@ func (s *Session) run(in <-chan signal.Incoming) {
 			pe := signal.Errorf(signal.CodeNegotiationTimeout, true, "subscribe offer not answered within %v", s.deps.NegotiationTimeout)
 			s.sendError(pe)
 			s.cancel(pe)
+		case now := <-idle:
+			s.idleCheck(now)
 		}
 		s.nego.flush(s)
 	}
@@ -153,7 +158,7 @@ func (s *Session) join(j *signal.Join) error {
 		Permissions: &s.perms,
 	}
 	info := signal.Participant{ID: s.id, Name: s.name}
-	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed})
+	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote)})
 	if err != nil {
 		return joinError(err, s.deps.Limits)
 	}

@@ -33,6 +33,9 @@ type Deps struct {
 	JoinTimeout time.Duration
 	// NegotiationTimeout bounds the wait for an answer to a subscribe offer.
 	NegotiationTimeout time.Duration
+	// MediaTimeout removes a joined session without a live peer connection that
+	// sent no message for this long (0: never).
+	MediaTimeout time.Duration
 	// Meter, when set, counts every published track's packets (benchmarks).
 	Meter *forward.Meter
 
@@ -91,6 +94,7 @@ type Session struct {
 	nego     negotiation
 	senders  map[*forward.DownTrack]*webrtc.RTPSender
 	pending  map[string][]webrtc.ICECandidateInit // candidates before a remote description
+	idle     idleWatch
 }
 
 var (

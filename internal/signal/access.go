@@ -12,6 +12,7 @@ const (
 	ByeShutdown   = "shutdown"    // the server stopped (after draining)
 	ByeRemoved    = "removed"     // an administrator removed the participant
 	ByeRoomClosed = "room-closed" // an administrator closed the room
+	ByeIdle       = "idle"        // joined, but no media connection and no message for media-timeout
 )
 
 // TokenRefresh replaces the session's token (same room and identity).

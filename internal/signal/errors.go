@@ -29,6 +29,7 @@ const (
 	CodeRoomFull      = "room-full"       // max-participants reached
 	CodeServerFull    = "server-full"     // max-rooms reached
 	CodeTooManyJoins  = "too-many-joins"  // joins-per-ip exceeded
+	CodeTooManyRooms  = "too-many-rooms"  // rooms-per-ip: the address has opened as many live rooms as it may
 	CodeRateLimited   = "rate-limited"    // signaling-rate exceeded
 	CodeTooManyTracks = "too-many-tracks" // max-tracks exceeded by a publish offer
 	CodeDraining      = "draining"        // the server is shutting down and takes no joins

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/coder/websocket"
 
@@ -58,11 +57,8 @@ func (h *Handler) Routes() http.Handler {
 }
 
 func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
-	// A hijacked connection keeps the server's read and write deadlines, which
-	// are meant for plain requests: a session lasts as long as the call.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
+	// net/http clears its read and write deadlines when the connection is
+	// hijacked: a session lasts as long as the call (TestWebSocketOutlivesHTTPTimeouts).
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		h.Log.Debug("websocket accept", "err", err, "remote", r.RemoteAddr)

@@ -13,6 +13,7 @@ export const TypeMuted = "muted"; // server → client: an administrator muted y
 export const ByeShutdown = "shutdown"; // the server stopped (after draining)
 export const ByeRemoved = "removed"; // an administrator removed the participant
 export const ByeRoomClosed = "room-closed"; // an administrator closed the room
+export const ByeIdle = "idle"; // joined, but no media connection and no message for media-timeout
 
 /** TokenRefresh replaces the session's token (same room and identity). */
 export interface TokenRefresh {
@@ -105,6 +106,7 @@ export const CodeForbidden = "forbidden"; // the token does not allow this room 
 export const CodeRoomFull = "room-full"; // max-participants reached
 export const CodeServerFull = "server-full"; // max-rooms reached
 export const CodeTooManyJoins = "too-many-joins"; // joins-per-ip exceeded
+export const CodeTooManyRooms = "too-many-rooms"; // rooms-per-ip: the address has opened as many live rooms as it may
 export const CodeRateLimited = "rate-limited"; // signaling-rate exceeded
 export const CodeTooManyTracks = "too-many-tracks"; // max-tracks exceeded by a publish offer
 export const CodeDraining = "draining"; // the server is shutting down and takes no joins
@@ -363,6 +365,7 @@ export type ErrorCode =
   | typeof CodeRoomFull
   | typeof CodeServerFull
   | typeof CodeTooManyJoins
+  | typeof CodeTooManyRooms
   | typeof CodeRateLimited
   | typeof CodeTooManyTracks
   | typeof CodeDraining
@@ -373,7 +376,8 @@ export type ErrorCode =
 export type ByeCode =
   | typeof ByeShutdown
   | typeof ByeRemoved
-  | typeof ByeRoomClosed;
+  | typeof ByeRoomClosed
+  | typeof ByeIdle;
 
 /** The peer connection a negotiation message is about (`pc`; the PC… constants). */
 export type PcName =
