@@ -27,6 +27,10 @@ func TestBrowserJoinsWithTokenLink(t *testing.T) {
 	ann := launch(t, "Ann")
 	ann.open(srv.URL() + "locked?video=320x180&name=Ann&token=" + url.QueryEscape(token("ann")))
 	within(t, "Ann joined with the token", 15*time.Second, func() (bool, string) { return ann.id() != "", "no participant id" })
+	var search string // the token leaves the address bar; room and name stay
+	if err := ann.eval(`location.pathname + location.search`, &search); err != nil || search != "/locked?video=320x180&name=Ann" {
+		t.Errorf("address after joining %q (%v), want /locked?video=320x180&name=Ann", search, err)
+	}
 
 	// A link without a name shows the form; the token survives it.
 	bob := launch(t, "Bob")

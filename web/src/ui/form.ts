@@ -9,6 +9,8 @@ export interface FormOptions {
   /** `video=WxH` parameter to carry over, if any. */
   video: string | null;
   error: string | null;
+  /** Access token the link carried, handed on to the room page. */
+  token?: string;
 }
 
 const NAME_KEY = 'podium.name';
@@ -60,8 +62,8 @@ export function showJoinForm(root: HTMLElement, opts: FormOptions): void {
       return;
     }
     saveName(n);
-    const token = new URLSearchParams(location.search).get('token'); // keep a link's access token
-    location.assign(roomUrl(r, n, opts.video) + (token ? `&token=${encodeURIComponent(token)}` : ''));
+    // The room page takes the token from its address and removes it from there.
+    location.assign(roomUrl(r, n, opts.video) + (opts.token ? `&token=${encodeURIComponent(opts.token)}` : ''));
   });
 
   root.replaceChildren(h('div', { class: 'landing' }, form));

@@ -88,17 +88,21 @@
 
 import { showJoinForm } from './form';
 import { showRoom } from './room';
-import { route } from './route';
+import { route, withoutToken } from './route';
 
 function main(): void {
   const root = document.getElementById('app') ?? document.body;
   const r = route(location.pathname, location.search);
+  // An access token from the link (/<room>?token=…) leaves the address bar at once.
+  const token = new URLSearchParams(location.search).get('token') ?? undefined;
+  const clean = withoutToken(location.pathname, location.search, location.hash);
+  if (clean !== null) history.replaceState(history.state, '', clean);
   if (r.page === 'form') {
-    showJoinForm(root, r);
+    showJoinForm(root, { ...r, token });
     return;
   }
   const home = () => location.assign('/');
-  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, home }).catch((err: unknown) => {
+  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, token, home }).catch((err: unknown) => {
     console.error('[podium]', err);
     root.textContent = `Podium failed to start: ${String(err)}`;
   });

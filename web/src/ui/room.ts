@@ -20,6 +20,8 @@ export interface RoomOptions {
   videoSize: VideoSize;
   /** Publish three simulcast encodings (default) or one. */
   simulcast?: boolean;
+  /** Access token, for servers with access control; kept for reconnects. */
+  token?: string;
   /** Called when the user wants to go back to the start page. */
   home(): void;
 }
@@ -76,8 +78,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     name: opts.name,
     localStream: stream,
     simulcast: opts.simulcast ?? true,
-    // Access token from the page URL (/<room>?token=…), for servers with access control.
-    token: new URLSearchParams(location.search).get('token') ?? undefined,
+    token: opts.token,
   });
   const bandwidthLog = new BandwidthLog(conference);
   window.podium = {

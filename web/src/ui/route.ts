@@ -55,6 +55,19 @@ export function route(pathname: string, search: string): Route {
   return { page: 'room', room, name, videoSize: parseVideoSize(video), simulcast: parseSimulcast(params.get('simulcast')) };
 }
 
+/**
+ * The page's address without its `token` parameter, or null when it has none:
+ * a token in the address bar would end up in history, bookmarks and screen
+ * shares. The client keeps it in memory (for reconnects) instead.
+ */
+export function withoutToken(pathname: string, search: string, hash: string): string | null {
+  const params = new URLSearchParams(search);
+  if (!params.has('token')) return null;
+  params.delete('token');
+  const q = params.toString();
+  return pathname + (q ? `?${q}` : '') + hash;
+}
+
 /** `/<room>?name=<name>[&video=WxH]` */
 export function roomUrl(room: string, name: string, video: string | null): string {
   const q = new URLSearchParams({ name });
