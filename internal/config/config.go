@@ -36,7 +36,7 @@ type Config struct {
 	MaxTracks       int           `key:"max-tracks" help:"audio and video tracks one participant may publish (0: unlimited)"`
 	JoinsPerIP      int           `key:"joins-per-ip" help:"joins per client IP address (IPv6: per /64) per minute (0: unlimited)"`
 	RoomsPerIP      int           `key:"rooms-per-ip" help:"live rooms one client IP address (IPv6: per /64) may have opened (0: unlimited)"`
-	MediaTimeout    time.Duration `key:"media-timeout" help:"remove a joined participant with no connected peer connection that sent no signaling message for this long (e.g. 30s)"`
+	MediaTimeout    time.Duration `key:"media-timeout" help:"remove a joined participant with no peer connection connecting or connected that sent no signaling message for this long (e.g. 30s)"`
 	MaxConnsPerIP   int           `key:"max-conns-per-ip" help:"open TCP connections to the HTTP port per peer IP address (IPv6: per /64) (0: unlimited)"`
 	HTTPIdleTimeout time.Duration `key:"http-idle-timeout" help:"close an idle HTTP keep-alive connection after this long (e.g. 60s)"`
 	SignalingRate   int           `key:"signaling-rate" help:"signaling messages per second per connection, sustained (0: unlimited)"`
