@@ -24,7 +24,7 @@ func TestBrowserJoinsWithTokenLink(t *testing.T) {
 		return tok
 	}
 
-	ann := launch(t, "Ann")
+	ann := launch(t, "Ann", camera(t, red, 320, 180))
 	ann.open(srv.URL() + "locked?video=320x180&name=Ann&token=" + url.QueryEscape(token("ann")))
 	within(t, "Ann joined with the token", 15*time.Second, func() (bool, string) { return ann.id() != "", "no participant id" })
 	var search string // the token leaves the address bar; room and name stay
@@ -33,7 +33,7 @@ func TestBrowserJoinsWithTokenLink(t *testing.T) {
 	}
 
 	// A link without a name shows the form; the token survives it.
-	bob := launch(t, "Bob")
+	bob := launch(t, "Bob", camera(t, green, 320, 180))
 	bob.open(srv.URL() + "locked?video=320x180&token=" + url.QueryEscape(token("bob")))
 	if err := bob.eval(`(() => { document.querySelector('input[name=name]').value = 'Bob';
 		document.querySelector('form').requestSubmit(); return true })()`, nil); err != nil {
@@ -50,5 +50,7 @@ func TestBrowserJoinsWithTokenLink(t *testing.T) {
 	if r, ok := srv.Hub().Room("locked"); !ok || len(r.Participants()) != 2 {
 		t.Errorf("room exists %v, participants %v", ok, r)
 	}
-	within(t, "Ann receives Bob", 15*time.Second, func() (bool, string) { return rising(ann, []string{bob.id()}) })
+	bobWho := who{Name: "Bob", ID: bob.id(), Colour: green}
+	within(t, "Ann receives Bob", 15*time.Second, func() (bool, string) { return rising(ann, []string{bobWho.ID}) })
+	within(t, "Ann's tile of Bob shows Bob", 3*time.Second, func() (bool, string) { return showsWho(ann, bobWho) })
 }

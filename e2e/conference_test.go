@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/podium-sfu/podium/internal/config"
 )
 
 // rising reports whether, for every source in from, b receives audio packets and
@@ -41,12 +39,12 @@ func rising(b *Browser, from []string) (bool, string) {
 	return true, ""
 }
 
-// meet starts a server with change applied and three browsers, Ann, Bob and Cid,
+// meet starts a server and three browsers, Ann, Bob and Cid,
 // each with its own camera colour, in one room; it returns once each decodes
 // the others' video and receives their audio.
-func meet(t *testing.T, room string, change func(*config.Config)) (map[string]*Browser, map[string]who) {
+func meet(t *testing.T, room string) (map[string]*Browser, map[string]who) {
 	t.Helper()
-	srv := startServerWith(t, change)
+	srv := startServer(t)
 	base := srv.URL() + room + "?video=320x180&name="
 	names := []string{"Ann", "Bob", "Cid"}
 	browsers := map[string]*Browser{}
@@ -83,7 +81,7 @@ func meet(t *testing.T, room string, change func(*config.Config)) (map[string]*B
 // closes leaves the others' pages, and one whose signaling is cut comes back
 // with its identity, its media and the right pictures.
 func TestBrowsersMeet(t *testing.T) {
-	browsers, people := meet(t, "e2e-meet", func(*config.Config) {})
+	browsers, people := meet(t, "e2e-meet")
 	ids := map[string]string{}
 	for n, p := range people {
 		ids[n] = p.ID
@@ -150,11 +148,11 @@ func TestBrowsersMeet(t *testing.T) {
 // alone, still pass it.
 func TestSwappedForwardingIsCaught(t *testing.T) {
 	t.Setenv("PODIUM_TEST_SWAP_FORWARDING", "1")
-	browsers, people := meet(t, "e2e-swap", func(*config.Config) {})
+	browsers, people := meet(t, "e2e-swap")
 	ann, bob, cid := people["Ann"], people["Bob"], people["Cid"]
 	within(t, "Ann's tiles (not swapped) show who they say", 5*time.Second, func() (bool, string) { return showsWho(browsers["Ann"], bob, cid) })
 
-	// Swapped: each of the two tiles shows the other's colour, steadily.
+	// Swapped: each of the two tiles shows the other's colour.
 	within(t, "Cid's tiles of Ann and Bob show each other", 5*time.Second, func() (bool, string) {
 		got, err := browsers["Cid"].tileColours()
 		if err != nil {

@@ -67,7 +67,6 @@ const microphoneScript = `(() => {
 		if (gain) gain.gain.setValueAtTime(on ? 1 : 0, gain.context.currentTime);
 		return gain !== null;
 	};
-	t.speaking = () => speaking;
 	const md = navigator.mediaDevices;
 	if (!md) return;
 	const native = md.getUserMedia.bind(md);
