@@ -194,7 +194,9 @@ func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 // decodesAt's judgement: a size counts only with frames decoded since the
 // reading before (a stalled video keeps reporting its last frame's size).
 func TestFreshAt(t *testing.T) {
-	at := func(frames, w, h int) inboundVideo { return inboundVideo{FramesDecoded: frames, FrameWidth: w, FrameHeight: h} }
+	at := func(frames, w, h int) inboundVideo {
+		return inboundVideo{FramesDecoded: frames, FrameWidth: w, FrameHeight: h}
+	}
 	prev := at(100, 320, 180)
 	for _, c := range []struct {
 		name string
