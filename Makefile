@@ -10,7 +10,7 @@ WEB_SRC := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs we
 
 FUZZTIME ?= 3s
 
-.PHONY: run build web protocol protocol-check test test-go test-web test-shaped vet bench-short fuzz-short clean
+.PHONY: run build web protocol protocol-check docs-check test test-go test-web test-shaped vet bench-short fuzz-short clean
 
 run: build
 	./$(BIN) serve $(ARGS)
@@ -39,7 +39,15 @@ $(PROTOCOL_TS): $(filter-out %_test.go,$(wildcard internal/signal/*.go tools/pro
 protocol-check:
 	$(GO) run ./tools/protogen -check -o $(PROTOCOL_TS) internal/signal
 
-test: protocol-check test-web vet test-go bench-short fuzz-short
+test: protocol-check docs-check test-web vet test-go bench-short fuzz-short
+
+# README.md and docs/*.md name only flags, defaults, environment variables,
+# metrics (scraped from a server started in-process) and message types the code
+# has (tools/docscheck); docs/protocol.md describes every message type and
+# error code and no other (tools/protogen's test).
+docs-check:
+	$(GO) test -count=1 ./tools/docscheck/
+	$(GO) test -count=1 -run '^TestProtocolDocMatchesGoTypes$$' ./tools/protogen/
 
 test-web: web/node_modules/.package-lock.json
 	cd web && npm run typecheck && npm test
