@@ -35,7 +35,10 @@ type DownTrack struct {
 	accepts  atomic.Uint32        // video: bit e set when encoding e's packets may be forwarded
 	link     atomic.Pointer[Link] // the receiver connection's congestion control (nil: none)
 
-	mu            sync.Mutex // guards everything below; held while writing to pion, a leaf lock
+	// mu guards everything below and is held while writing to pion. Not a leaf:
+	// sending takes the Link's mu inside it (DownTrack.mu, then Link.mu; never
+	// the other way round).
+	mu            sync.Mutex
 	bound         bool
 	writer        webrtc.TrackLocalWriter
 	ssrc, rtxSSRC uint32
