@@ -61,7 +61,7 @@ vet:
 # Chromiums on two cores, where the detector's slowdown of the server would be
 # measured too. They need the built client (embedded) and Debian's chromium. The
 # slow ones put a browser behind a tc-shaped link (TestAdaptation*, TestShaped*:
-# about 5 minutes, root, ip and tc); -short skips them, make test runs them.
+# about 7 minutes, root, ip and tc); -short skips them, make test runs them.
 test-go: web
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
 	$(GO) test -count=1 -timeout 30m -p 1 ./e2e/...
