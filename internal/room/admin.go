@@ -51,6 +51,7 @@ func (r *Room) AdminMute(id string, audio, video bool) bool {
 		for _, up := range m.ups {
 			up.SetMuted(m.adminMuted(up.Kind()))
 		}
+		m.setShareMuted()
 		m.info.AudioMuted, m.info.VideoMuted = m.self.Audio || audio, m.self.Video || video
 		m.m.Send(signal.TypeMuted, signal.Muted{Audio: audio, Video: video})
 		s.broadcast(m, signal.TypeUpdated, signal.ParticipantEvent{Participant: m.info})

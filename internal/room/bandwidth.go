@@ -63,12 +63,13 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	bw := &m.bw
 	sources := make([]alloc.Source, 0, len(m.forwarded))
 	for i, id := range m.forwarded {
-		pub, ok := s.members[string(id)]
+		pub, ok := s.publisher(string(id))
 		if _, forwarded := downs[string(id)]; !ok || !forwarded {
 			continue
 		}
 		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(now), Want: m.constraints[string(id)]})
 	}
+	sharesFirst(sources)
 	audio := s.audioBitrate(now, m)
 	// What the receiver demonstrably gets is a floor under the estimate: when
 	// even the lowest layers keep the link full, each overuse cuts the estimate

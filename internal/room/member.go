@@ -62,6 +62,8 @@ type member struct {
 	mutedAudio bool        // an administrator muted its audio: dropped at the source
 	mutedVideo bool        // ... its video: dropped, and out of everyone's selection
 	self       signal.Mute // the mute state its client last announced
+
+	share *member // its screen share while it shares (share.go); nil otherwise
 }
 
 // adminMuted reports whether an administrator muted m's media of that kind.

@@ -32,7 +32,7 @@ func (r *Room) Pin(m Member, id string) error {
 		cur, ok := s.current(m)
 		switch {
 		case !ok || slices.Contains(cur.pinned, lastnID(id)):
-		case s.members[id] == nil:
+		case !s.isSource(id):
 			err = ErrUnknownParticipant
 		case len(cur.pinned) >= MaxPins:
 			err = ErrTooManyPins
@@ -63,7 +63,7 @@ func (r *Room) SetConstraints(m Member, videos map[string]signal.VideoConstraint
 			return
 		}
 		for id, c := range videos {
-			if s.members[id] != nil {
+			if s.isSource(id) {
 				cur.constraints[id] = layers.Want{Width: c.Width, Height: c.Height, Stage: c.Role == "stage"}
 			}
 		}

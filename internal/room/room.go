@@ -140,7 +140,7 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 		for _, o := range s.sorted() {
 			others = append(others, o.info)
 			if nm.perms.Subscribe {
-				for _, up := range o.ups {
+				for _, up := range o.publishedUps() {
 					s.subscribe(nm, up)
 				}
 			}
@@ -179,6 +179,11 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 		if !ok {
 			return
 		}
+		if up.Source() != pub.info.ID { // its screen share
+			s.publishShare(pub, up, time.Now())
+			s.reselect(time.Now())
+			return
+		}
 		pub.ups = append(pub.ups, up)
 		if up.Kind() == webrtc.RTPCodecTypeVideo && pub.videoSince.IsZero() {
 			pub.videoSince = time.Now()
@@ -197,7 +202,11 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 func (r *Room) Unpublish(m Member, up *forward.UpTrack) {
 	r.doFor(m, func(s *state) {
 		if pub, ok := s.current(m); ok {
-			s.unpublish(pub, up)
+			if pub.sharing(up) {
+				s.unpublishShare(pub, up)
+			} else {
+				s.unpublish(pub, up)
+			}
 			s.reselect(time.Now())
 		}
 	})
@@ -306,6 +315,7 @@ func (s *state) unpublish(pub *member, up *forward.UpTrack) {
 }
 
 func (s *state) removeMember(m *member) {
+	s.endShare(m)
 	for len(m.ups) > 0 {
 		s.unpublish(m, m.ups[0])
 	}

@@ -21,7 +21,7 @@ func (s *state) reselect(now time.Time) {
 	selections := make([][]lastn.ID, 0, len(s.members))
 	for _, m := range s.sorted() {
 		n := effectiveN(s.settings.LastN, m.wantN)
-		sel := lastn.Select(order, lastn.ID(m.info.ID), m.pinned, n)
+		sel := lastn.Select(orderFor(order, m), lastn.ID(m.info.ID), m.pinned, n)
 		selections = append(selections, sel)
 		for up, d := range m.downs {
 			if up.Kind() != webrtc.RTPCodecTypeVideo {
@@ -64,7 +64,7 @@ func (s *state) reselect(now time.Time) {
 	s.maintainLayers(now)
 	// One request per newly needed source, to each encoding some receiver targets.
 	for id := range entered {
-		m, ok := s.members[id]
+		m, ok := s.publisher(id)
 		if !ok {
 			continue
 		}
@@ -87,7 +87,7 @@ func (s *state) videoOrder() []lastn.ID {
 	all := s.order.IDs()
 	out := make([]lastn.ID, 0, len(all))
 	for _, id := range all {
-		if m, ok := s.members[string(id)]; ok && m.video() != nil && !m.mutedVideo {
+		if m, ok := s.publisher(string(id)); ok && m.video() != nil && !m.mutedVideo {
 			out = append(out, id)
 		}
 	}

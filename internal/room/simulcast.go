@@ -94,7 +94,7 @@ func (s *state) maintainLayers(now time.Time) {
 		downs := m.videoDowns()
 		allocated := s.allocate(now, m, downs)
 		for source, d := range downs {
-			pub, ok := s.members[source]
+			pub, ok := s.publisher(source)
 			if !ok {
 				continue
 			}

@@ -175,6 +175,9 @@ type ParticipantStats struct {
 	// VideoPaused: nobody receives its video, so it was told to stop sending.
 	VideoPaused bool             `json:"videoPaused"`
 	Publishing  []PublishedTrack `json:"publishing"`
+	// Screen is its screen share's source id while it shares; the share's
+	// tracks are in Publishing with source "screen".
+	Screen string `json:"screen,omitempty"`
 	// Receiving is the number of streams sent to it; Forwarded the sources whose
 	// video it now gets (Last N), LastN the most it asked for (-1: the room's).
 	Receiving    int      `json:"receiving"`
@@ -211,6 +214,7 @@ type DownlinkStats struct {
 // PublishedTrack is one received track (one simulcast encoding).
 type PublishedTrack struct {
 	Kind             string `json:"kind"`
+	Source           string `json:"source"` // "camera" (camera and microphone) or "screen" (screen share)
 	RID              string `json:"rid,omitempty"`
 	Packets          uint64 `json:"packets"`
 	Bytes            uint64 `json:"bytes"`
@@ -245,15 +249,19 @@ func (s *state) stats(name string, now time.Time) Stats {
 	for _, m := range s.sorted() {
 		p := ParticipantStats{ID: m.info.ID, Name: m.info.Name, Identity: m.identity, Permissions: m.perms, Joined: m.joined,
 			AudioMuted: m.info.AudioMuted, VideoMuted: m.info.VideoMuted, AdminMuted: signal.Muted{Audio: m.mutedAudio, Video: m.mutedVideo},
-			VideoPaused: m.paused, Publishing: []PublishedTrack{}, Forwarded: idStrings(m.forwarded), LastN: m.wantN}
+			VideoPaused: m.paused, Publishing: []PublishedTrack{}, Forwarded: idStrings(m.forwarded), LastN: m.wantN, Screen: m.info.Screen}
 		pub, sub := m.m.RTT()
 		p.RTTPublishMS, p.RTTReceiveMS = float64(pub)/1e6, float64(sub)/1e6
-		for _, up := range m.ups {
+		for _, up := range m.publishedUps() {
+			source := "camera"
+			if m.sharing(up) {
+				source = "screen"
+			}
 			st.Tracks[up.Kind().String()]++
 			st.Totals.addUp(up)
 			c := up.Stats()
 			w, h := up.Size()
-			p.Publishing = append(p.Publishing, PublishedTrack{Kind: up.Kind().String(), RID: up.RID(),
+			p.Publishing = append(p.Publishing, PublishedTrack{Kind: up.Kind().String(), Source: source, RID: up.RID(),
 				Packets: c.Packets.Load(), Bytes: c.Bytes.Load(), BitrateBps: up.Bitrate(now), Width: w, Height: h,
 				Keyframes: c.Keyframes.Load(), KeyframeRequests: c.KeyframeRequests.Load(), NACKs: c.NACKs.Load(),
 				Retransmissions: c.Retransmissions.Load(), Malformed: c.Malformed.Load()})

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"slices"
 	"time"
 
 	"github.com/pion/rtcp"
@@ -51,8 +52,12 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 			levelExt = uint8(ext.ID)
 		}
 	}
+	source, encoding := s.id, room.EncodingIndex(track.RID())
+	if s.screenTrack(receiver) {
+		source, encoding = signal.ScreenSource(s.id), 0 // one encoding (checkScreenMids)
+	}
 	up := forward.NewUpTrack(forward.UpTrackParams{
-		Source: s.id,
+		Source: source,
 		Kind:   track.Kind(),
 		SSRC:   uint32(track.SSRC()),
 		Codec:  track.Codec().RTPCodecCapability,
@@ -65,7 +70,7 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 		},
 		AudioLevelExtID: levelExt,
 		RID:             track.RID(),
-		Encoding:        room.EncodingIndex(track.RID()),
+		Encoding:        encoding,
 		Meter:           s.deps.Meter,
 	})
 	s.goOwned(func() {
@@ -88,6 +93,11 @@ func (s *Session) handleOffer(m *signal.SDP) error {
 	if err := s.checkPublishOffer(m.SDP); err != nil {
 		return err
 	}
+	if err := checkScreenMids(m.SDP, m.ScreenMids); err != nil {
+		return err
+	}
+	mids := slices.Clone(m.ScreenMids)
+	s.screenMids.Store(&mids)
 	if err := s.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: m.SDP}); err != nil {
 		return signal.Errorf(signal.CodeBadSDP, false, "publish offer: %v", err)
 	}

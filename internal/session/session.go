@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -82,6 +83,10 @@ type Session struct {
 
 	rtt  rtts
 	link *forward.Link // the subscribe connection's congestion control
+
+	// screenMids are the latest publish offer's screen share mids: written by
+	// the loop before pion sees the offer, read by pion's OnTrack.
+	screenMids atomic.Pointer[[]string]
 
 	remote string // client IP address
 

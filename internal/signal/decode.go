@@ -97,6 +97,7 @@ func validate(in Incoming) error {
 		if in.SDP.SDP == "" {
 			return Errorf(CodeBadSDP, false, "%s: empty sdp", in.Type)
 		}
+		return validateScreenMids(in.Type, in.SDP)
 	case in.Pin != nil:
 		if in.Pin.ID == "" || len(in.Pin.ID) > 64 {
 			return Errorf(CodeBadMessage, false, "%s: id must be a participant id", in.Type)

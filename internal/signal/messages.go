@@ -47,6 +47,8 @@ type Participant struct {
 	Name       string `json:"name"`
 	AudioMuted bool   `json:"audioMuted"`
 	VideoMuted bool   `json:"videoMuted"`
+	// Screen is the source id of its screen share while it shares (ScreenSource).
+	Screen string `json:"screen,omitempty"`
 }
 
 // ICEServer mirrors RTCIceServer.
@@ -77,6 +79,9 @@ type Join struct {
 type SDP struct {
 	PC  string `json:"pc" tstype:"PcName"`
 	SDP string `json:"sdp"`
+	// ScreenMids are the mids of a publish offer's sections that carry the
+	// sender's screen share (its video, and its audio when shared).
+	ScreenMids []string `json:"screenMids,omitempty"`
 }
 
 // TrickleCandidate carries one ICE candidate; Candidate nil means end of candidates.

@@ -224,6 +224,8 @@ export interface Participant {
   name: string;
   audioMuted: boolean;
   videoMuted: boolean;
+  /** Screen is the source id of its screen share while it shares (ScreenSource). */
+  screen?: string;
 }
 
 /** ICEServer mirrors RTCIceServer. */
@@ -255,6 +257,11 @@ export interface Join {
 export interface SDP {
   pc: PcName;
   sdp: string;
+  /**
+   * ScreenMids are the mids of a publish offer's sections that carry the
+   * sender's screen share (its video, and its audio when shared).
+   */
+  screenMids?: string[];
 }
 
 /** TrickleCandidate carries one ICE candidate; Candidate nil means end of candidates. */
@@ -309,6 +316,14 @@ export interface ParticipantEvent {
 export interface ParticipantLeft {
   id: string;
 }
+
+// ---- screen.go ----
+
+/**
+ * ScreenSuffix ends a screen share's source id: "<participant id>-screen".
+ * Participant ids never contain '-', and both are msid tokens (RFC 8830).
+ */
+export const ScreenSuffix = "-screen";
 
 // ---- unions of the constant families ----
 
