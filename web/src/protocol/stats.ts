@@ -24,6 +24,8 @@ export interface InboundStats {
   totalFreezesDuration?: number;
   /** Keyframes decoded (when the browser reports it). */
   keyFramesDecoded?: number;
+  /** Audio: the latest level, 0…1 (when the browser reports it). */
+  audioLevel?: number;
 }
 
 /**
@@ -126,7 +128,7 @@ export function inboundStats(
       jitter: num(e, 'jitter'),
       packetsLost: num(e, 'packetsLost'),
     };
-    for (const k of ['totalFreezesDuration', 'keyFramesDecoded'] as const) {
+    for (const k of ['totalFreezesDuration', 'keyFramesDecoded', 'audioLevel'] as const) {
       const v = e[k];
       if (typeof v === 'number' && Number.isFinite(v)) row[k] = v;
     }

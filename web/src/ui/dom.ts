@@ -51,5 +51,11 @@ export const icons = {
     '<path d="M10 17l-5-5 5-5"/><path d="M5 12h11"/><path d="M14 4h4a2 2 0 0 1 2 2v12a2 2 0 0 1-2 2h-4"/>',
   ),
   pin: SVG('<path d="M9 3h6"/><path d="M10 3v6l-3 4v2h10v-2l-3-4V3"/><path d="M12 15v6"/>'),
+  // three bars: the quality badge fills one (poor), two (fair) or all (good) by CSS
+  signal: SVG('<path class="bar1" d="M5 20v-4"/><path class="bar2" d="M12 20v-9"/><path class="bar3" d="M19 20V6"/>'),
+  grid: SVG('<rect x="3" y="3" width="7" height="7" rx="1"/><rect x="14" y="3" width="7" height="7" rx="1"/><rect x="3" y="14" width="7" height="7" rx="1"/><rect x="14" y="14" width="7" height="7" rx="1"/>'),
+  speaker: SVG('<rect x="3" y="3" width="18" height="12" rx="1"/><rect x="3" y="18" width="5" height="3" rx="1"/><rect x="9.5" y="18" width="5" height="3" rx="1"/><rect x="16" y="18" width="5" height="3" rx="1"/>'),
+  prev: SVG('<path d="M15 18l-6-6 6-6"/>'),
+  next: SVG('<path d="M9 18l6-6-6-6"/>'),
   sound: SVG('<path d="M11 5L6 9H2v6h4l5 4z"/><path d="M15.5 8.5a5 5 0 0 1 0 7"/><path d="M19 5a10 10 0 0 1 0 14"/>'),
 };

@@ -6,10 +6,19 @@
 // Clicking a remote tile pins it and puts it on stage; clicking the pinned
 // stage tile unpins it. It reports the rendered size and role of every remote
 // video to the library (Conference.setConstraints) for simulcast.
+// In grid view (grid.ts) the tiles are paged instead, and the page shown is
+// what the SFU is asked for: its participants pinned and our Last N set to
+// its size, so exactly its videos are forwarded, each at its tile's size. The
+// user's own pins and Last N come back in speaker view.
+// Every second the receiver's stats give each remote tile its connection
+// quality and audio level (quality.ts).
 
-import type { Conference, Participant, VideoConstraints } from '../protocol';
+import type { Conference, ConferenceStats, Participant, VideoConstraints } from '../protocol';
 import { h } from './dom';
+import { GridView, place, type LayoutMode } from './grid';
 import { bestGrid, chooseStage } from './layout';
+import { pageRequest, restoreRequest, type PageRequest } from './paging';
+import { audioLevels, QualityMeter } from './quality';
 import { Tile } from './tile';
 
 export interface GalleryOptions {
@@ -23,6 +32,8 @@ export interface GalleryOptions {
   measure?: (el: HTMLElement) => { width: number; height: number };
   /** Device pixels per CSS pixel; default window.devicePixelRatio. */
   pixelRatio?: () => number;
+  /** How often to read the receiver's stats for quality and audio level (ms); 0: never. Default 1000. */
+  statsIntervalMs?: number;
 }
 
 function boundingSize(el: HTMLElement): { width: number; height: number } {
@@ -48,6 +59,15 @@ export class Gallery {
   private readonly measure: (el: HTMLElement) => { width: number; height: number };
   private readonly pixelRatio: () => number;
   private readonly tileObserver: ResizeObserver | null = null;
+  private readonly grid: GridView;
+  private mode: LayoutMode = 'speaker';
+  private readonly layoutListeners: ((mode: LayoutMode) => void)[] = [];
+  /** The user's pins and Last N before grid view took them over. */
+  private savedPins: string[] = [];
+  private savedLastN: number | null = null;
+  /** Sending a page request: the `pinned` events it causes must not start another. */
+  private applying = false;
+  private readonly meter = new QualityMeter();
 
   constructor(opts: GalleryOptions) {
     this.conference = opts.conference;
@@ -56,7 +76,8 @@ export class Gallery {
     this.pixelRatio = opts.pixelRatio ?? (() => globalThis.devicePixelRatio || 1);
     this.spotlight = h('div', { class: 'spotlight' });
     this.strip = h('div', { class: 'strip' });
-    this.el = h('main', { class: 'gallery' }, this.spotlight, this.strip);
+    this.grid = new GridView(this.measure, () => this.update());
+    this.el = h('main', { class: 'gallery', attrs: { 'data-layout': 'speaker' } }, this.spotlight, this.strip, this.grid.el);
 
     this.localTile = new Tile({ name: `${opts.name} (you)` });
     this.localTile.el.querySelector('video')?.classList.add('mirror');
@@ -64,6 +85,10 @@ export class Gallery {
 
     if (typeof ResizeObserver === 'function') {
       new ResizeObserver(() => this.relayout()).observe(this.spotlight);
+      // The grid's page size follows the window.
+      new ResizeObserver(() => {
+        if (this.mode === 'grid') this.update();
+      }).observe(this.grid.tilesEl);
       this.tileObserver = new ResizeObserver(() => this.reportConstraints());
     }
     this.watchPixelRatio();
@@ -71,6 +96,47 @@ export class Gallery {
     // Participants already known (the conference may have started before us).
     for (const p of this.conference.participants.values()) this.addTile(p);
     this.update();
+    this.pollStats(opts.statsIntervalMs ?? 1000);
+  }
+
+  /** Speaker view (stage and strip) or grid view (pages of equal tiles). */
+  get layout(): LayoutMode {
+    return this.mode;
+  }
+
+  /**
+   * Switches the layout. Grid view takes over our pins and Last N (see the
+   * header); speaker view restores the ones the user had.
+   */
+  setLayout(mode: LayoutMode): void {
+    if (mode === this.mode) return;
+    const c = this.conference;
+    if (mode === 'grid') {
+      this.savedPins = c.pinned;
+      this.savedLastN = c.lastN;
+    }
+    this.mode = mode;
+    this.el.dataset['layout'] = mode;
+    this.grid.el.hidden = mode !== 'grid';
+    if (mode === 'speaker') {
+      this.applyRequest(restoreRequest(c.pinned, this.savedPins, (id) => this.tiles.has(id), this.savedLastN));
+    }
+    this.update();
+    for (const cb of this.layoutListeners) cb(mode);
+  }
+
+  onLayoutChange(cb: (mode: LayoutMode) => void): void {
+    this.layoutListeners.push(cb);
+  }
+
+  /** Grid view: the page shown (0-based) and how many there are. */
+  get gridPage(): { page: number; pages: number } {
+    return this.grid.position;
+  }
+
+  /** Grid view: the previous (-1) or next (+1) page. */
+  turnPage(step: number): void {
+    if (this.mode === 'grid') this.grid.go(this.grid.position.page + step);
   }
 
   /** Reports again when the device pixel ratio changes (zoom, another screen): no resize is observed then. */
@@ -156,10 +222,12 @@ export class Gallery {
     c.on('speaker', () => this.update());
     c.on('forwarded', () => this.update());
     c.on('pinned', ({ ids }) => {
-      // Unpinned through the library (or gone): no longer staged.
-      if (this.stagedId !== null && !ids.includes(this.stagedId)) this.stagedId = null;
+      // Unpinned through the library (or gone): no longer staged. Grid view's
+      // pins are its own: the staged participant comes back with speaker view.
+      if (this.mode === 'speaker' && this.stagedId !== null && !ids.includes(this.stagedId)) this.stagedId = null;
       this.update();
     });
+    c.on('room', () => this.update());
     c.on('video-paused', ({ paused }) => this.localTile.setPaused(paused));
     c.on('suspended', () => this.update());
     c.on('bandwidth', () => this.showLayers());
@@ -196,6 +264,12 @@ export class Gallery {
 
   /** A click on a remote tile: the pinned stage tile is unpinned, any other one put on stage. */
   private activate(id: string): void {
+    if (this.mode === 'grid') {
+      // From the grid: show this participant large in speaker view.
+      this.setLayout('speaker');
+      this.putOnStage(id);
+      return;
+    }
     if (this.stageId === id && this.conference.pinned.includes(id)) this.unstage(id);
     else this.putOnStage(id);
   }
@@ -213,6 +287,10 @@ export class Gallery {
 
   /** Recomputes the stage and every tile's classes, and places the tiles. */
   private update(): void {
+    if (this.mode === 'grid') {
+      this.updateGrid();
+      return;
+    }
     const c = this.conference;
     const self = c.id;
     const speaker = c.dominantSpeaker;
@@ -252,6 +330,69 @@ export class Gallery {
     this.reportConstraints();
   }
 
+  /** Grid view: places the page shown and asks the SFU for exactly its videos. */
+  private updateGrid(): void {
+    const c = this.conference;
+    const speaker = c.dominantSpeaker;
+    for (const [id, tile] of this.tiles) {
+      tile.setStage(false);
+      tile.setSpeaking(id === speaker);
+      tile.setPinned(false); // the page's pins are not the user's
+      tile.setForwarded(c.isForwarded(id));
+      tile.setSuspended(c.isForwarded(id) && c.isSuspended(id));
+    }
+    this.localTile.setStage(false);
+    this.localTile.setSpeaking(speaker !== null && speaker === c.id);
+    this.localTile.setPaused(c.videoPaused);
+    const remote = new Map([...this.tiles].map(([id, t]) => [id, t.el]));
+    const { ids, moved } = this.grid.layout(this.localTile.el, remote, c.roomSettings?.lastN ?? null);
+    if (moved) for (const t of [this.localTile, ...this.tiles.values()]) t.replay();
+    this.el.dataset['count'] = String(this.tiles.size + 1);
+    this.applyRequest(pageRequest(ids, c.pinned));
+    this.showLayers();
+    this.reportConstraints();
+  }
+
+  /** Sends pins (unpins first: at most 16 pins) and Last N; no-op while already sending. */
+  private applyRequest(r: PageRequest): void {
+    if (this.applying) return;
+    const c = this.conference;
+    this.applying = true;
+    try {
+      for (const id of r.unpin) c.unpin(id);
+      for (const id of r.pin) c.pin(id);
+      if (c.lastN !== r.lastN) c.setLastN(r.lastN);
+    } finally {
+      this.applying = false;
+    }
+  }
+
+  /** Reads the receiver's stats every `every` ms until the conference closes. */
+  private pollStats(every: number): void {
+    if (every <= 0) return;
+    const timer = setInterval(() => {
+      this.conference.stats().then(
+        (s) => this.showStats(s),
+        () => {},
+      );
+    }, every);
+    this.conference.on('closed', () => clearInterval(timer));
+  }
+
+  /** Connection quality and audio level of each remote tile from one stats sample. */
+  showStats(s: ConferenceStats): void {
+    const c = this.conference;
+    const expectsVideo = (id: string) =>
+      c.isForwarded(id) && !c.isSuspended(id) && !(c.participants.get(id)?.videoMuted ?? false) && c.tracks(id).video !== undefined;
+    const quality = this.meter.observe(s, expectsVideo);
+    const levels = audioLevels(s);
+    for (const [id, tile] of this.tiles) {
+      const q = quality.get(id);
+      if (q) tile.setQuality(q);
+      tile.setAudioLevel(levels.get(id) ?? null);
+    }
+  }
+
   /** Shows on each forwarded, not suspended video the layer from the last `stats`. */
   private showLayers(): void {
     const c = this.conference;
@@ -278,27 +419,9 @@ export class Gallery {
       const width = Math.round(size.width * dpr);
       const height = Math.round(size.height * dpr);
       if (!(width > 0 && height > 0)) continue;
-      videos[id] = { width, height, role: shown && id === this.stageId ? 'stage' : 'thumbnail' };
+      const stage = shown && this.mode === 'speaker' && id === this.stageId;
+      videos[id] = { width, height, role: stage ? 'stage' : 'thumbnail' };
     }
     if (Object.keys(videos).length > 0) this.conference.setConstraints(videos);
   }
-}
-
-/** Makes `els` the children of `parent`, in order, moving as little as possible. Returns whether anything moved. */
-function place(parent: HTMLElement, els: HTMLElement[]): boolean {
-  let moved = false;
-  els.forEach((el, i) => {
-    if (parent.children[i] !== el) {
-      parent.insertBefore(el, parent.children[i] ?? null);
-      moved = true;
-    }
-  });
-  while (parent.children.length > els.length) {
-    const last = parent.lastElementChild;
-    if (!last) break;
-    // Tiles that left the container were moved elsewhere (or destroyed).
-    last.remove();
-    moved = true;
-  }
-  return moved;
 }

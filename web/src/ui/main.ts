@@ -44,6 +44,20 @@
 //                                       encoding, temporal layer) from the last `stats`;
 //                                       hidden when none, not forwarded or suspended
 //   .spotlight / .strip                 containers of the stage tile / the thumbnails
+//   .gallery[data-layout]               speaker | grid; button.layout (aria-pressed = grid)
+//                                       or the G key switches, kept for the call
+//   .grid-tiles                         grid view: the tiles of the page shown (the local
+//                                       tile first on page 1); other pages' tiles wait
+//                                       hidden in .grid-offpage. The page's participants
+//                                       are pinned and our Last N is the page's size, so
+//                                       the SFU forwards exactly their videos
+//   .grid-nav .page-label[data-page][data-pages]   "Page 1 of 2"; button.page-prev /
+//                                       button.page-next or PageUp / PageDown turn pages
+//   .tile .quality[data-level]          remote tiles: good | fair | poor from the receiver's
+//                                       stats (loss, freezes, video not arriving), with a
+//                                       text label; hidden until two samples
+//   .tile .level                        audio level bar (--level 0…1) from inbound stats
+//   .tile[aria-label]                   name and states (speaking, muted, connection …)
 //   label.last-n select[name=last-n]    most videos to receive: 1 2 3 4 6 8 12 or -1 (All)
 //   .status[data-state]                 connection status line; data-state is one of
 //                                       idle | connecting | connected | reconnecting | closed

@@ -11,6 +11,7 @@ import {
 import { BandwidthLog, bandwidthIndicator, type BandwidthLogEntry } from './bandwidth';
 import { h, icon, icons } from './dom';
 import { Gallery } from './gallery';
+import { layoutControl } from './grid';
 import { lastNControl } from './lastn';
 import { openLocalMedia, type VideoSize } from './media';
 
@@ -142,7 +143,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     ),
     notice,
     gallery.el,
-    h('footer', { class: 'controls' }, micBtn, camBtn, lastNControl(conference), leaveBtn),
+    h('footer', { class: 'controls' }, micBtn, camBtn, layoutControl(gallery), lastNControl(conference, gallery), leaveBtn),
   );
   root.replaceChildren(page);
 

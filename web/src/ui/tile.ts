@@ -5,6 +5,7 @@
 import type { VideoStats } from '../protocol';
 import { formatBitrate } from './bandwidth';
 import { h, icon, icons } from './dom';
+import type { Quality } from './quality';
 
 export interface TileOptions {
   name: string;
@@ -26,7 +27,10 @@ export class Tile {
   private readonly pausedNote: HTMLDivElement | null;
   private readonly suspendedNote: HTMLDivElement | null;
   private readonly layer: HTMLSpanElement | null;
+  private readonly quality: HTMLSpanElement | null;
+  private readonly level: HTMLSpanElement;
   private readonly pinnable: boolean;
+  private qualityText = '';
   private name = '';
   private videoTrack: MediaStreamTrack | null = null;
   private audioTrack: MediaStreamTrack | null = null;
@@ -56,6 +60,10 @@ export class Tile {
     if (this.suspendedNote) this.suspendedNote.hidden = true;
     this.layer = local ? null : h('span', { class: 'layer' });
     if (this.layer) this.layer.hidden = true;
+    this.quality = local ? null : h('span', { class: 'quality' });
+    if (this.quality) this.quality.hidden = true;
+    this.level = h('span', { class: 'level', attrs: { 'aria-hidden': 'true' } });
+    this.level.hidden = true;
 
     this.el = h(
       'div',
@@ -66,8 +74,10 @@ export class Tile {
       this.pausedNote,
       this.suspendedNote,
       pin,
-      h('div', { class: 'label' }, micOff, camOff, this.nameEl, this.layer),
+      this.quality,
+      h('div', { class: 'label' }, micOff, camOff, this.level, this.nameEl, this.layer),
     );
+    if (local) this.el.setAttribute('role', 'group');
     this.pinnable = opts.onActivate !== undefined;
     if (opts.onActivate) {
       const activate = opts.onActivate;
@@ -106,6 +116,28 @@ export class Tile {
   /** The dominant speaker. */
   setSpeaking(on: boolean): void {
     this.el.classList.toggle('speaking', on);
+    this.updateTitle();
+  }
+
+  /** Remote tile: connection quality from the receiver's stats; null hides it. */
+  setQuality(q: Quality | null): void {
+    const el = this.quality;
+    if (!el) return;
+    el.hidden = q === null;
+    this.qualityText = q === null ? '' : `connection ${q.level}`;
+    if (q !== null && el.dataset['level'] !== q.level) {
+      el.dataset['level'] = q.level;
+      el.replaceChildren(icon(icons.signal), h('span', { text: q.level[0]?.toUpperCase() + q.level.slice(1) }));
+    }
+    el.title = q === null ? '' : `Connection ${q.level}${q.reasons.length > 0 ? `: ${q.reasons.join(', ')}` : ''}`;
+    this.updateTitle();
+  }
+
+  /** Audio level 0…1 (from stats); null when unknown. Drawn as a bar beside the name. */
+  setAudioLevel(level: number | null): void {
+    this.level.hidden = level === null;
+    // Perceived loudness: the square root spreads speech levels (0.01–0.3) over the bar.
+    this.level.style.setProperty('--level', String(Math.min(1, Math.sqrt(level ?? 0))));
   }
 
   setPinned(on: boolean): void {
@@ -162,6 +194,15 @@ export class Tile {
   }
 
   private updateTitle(): void {
+    const c = this.el.classList;
+    const states = [
+      c.contains('speaking') && 'speaking',
+      c.contains('audio-muted') && 'microphone muted',
+      c.contains('video-muted') && 'camera off',
+      this.qualityText,
+      this.pinnable && c.contains('pinned') && 'pinned',
+    ].filter(Boolean);
+    this.el.setAttribute('aria-label', [this.name, ...states].join(', '));
     if (!this.pinnable) return;
     const pinned = this.el.classList.contains('pinned');
     const stage = this.el.classList.contains('stage');
@@ -176,6 +217,7 @@ export class Tile {
   setMuted(audioMuted: boolean, videoMuted: boolean): void {
     this.el.classList.toggle('audio-muted', audioMuted);
     this.el.classList.toggle('video-muted', videoMuted);
+    this.updateTitle();
   }
 
   setVideoTrack(track: MediaStreamTrack | null): void {
