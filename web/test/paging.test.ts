@@ -10,7 +10,7 @@ const ids = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `p${Str
 
 describe('pageSize', () => {
   it.each([
-    [1248, 640, 9], // a 1280x800 window: 3x3
+    [1248, 640, 9], // 3x3
     [1000, 600, 9],
     [1900, 900, 16], // 4x4 at most (the pin limit)
     [651, 372, 2], // 2 columns of 320 with the gap need 652: 1 column, 2 rows
