@@ -42,6 +42,7 @@ import {
   type WelcomeMessage,
 } from './messages';
 import { PeerLink } from './peer';
+import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
 import {
   inboundStats,
   outboundStats,
@@ -125,6 +126,8 @@ export interface ConferenceEvents {
   'track-removed': { participantId: string; kind: MediaKind; track: MediaStreamTrack };
   /** The local mute state changed (see mute()). */
   'local-state': LocalState;
+  /** We started or stopped sharing a screen (startScreenShare / stopScreenShare). */
+  'screen-share': { sharing: boolean };
   /** connectionState of one of the two peer connections. */
   'peer-state': { pc: PcName; state: RTCPeerConnectionState };
   /** The session was lost; a new attempt starts after delayMs. */
@@ -234,6 +237,11 @@ interface Session {
   videoSender: SenderLike | null;
   /** Pending send of collected constraint changes. */
   constraintsTimer: TimerHandle | null;
+  /** The screen share's transceivers in this session's publish connection. */
+  screen: ScreenTransceivers | null;
+  /** A publish offer awaits its answer; `publishAgain`: offer again once it arrives. */
+  publishOffering: boolean;
+  publishAgain: boolean;
 }
 
 export class Conference {
@@ -284,6 +292,8 @@ export class Conference {
   /** Serializes getParameters/setParameters on the video sender. */
   private senderChain: Promise<void> = Promise.resolve();
   private readonly localStream: MediaStream | null;
+  /** The screen or window we share (startScreenShare); null when not sharing. */
+  private screenStream: MediaStream | null = null;
 
   private readonly people = new Map<string, Participant>();
   private readonly remote = new Map<string, RemoteTracks>();
@@ -517,6 +527,47 @@ export class Conference {
     return true;
   }
 
+  /**
+   * Shares a screen or window (a getDisplayMedia stream): its video, and its
+   * audio when it has some, are published next to camera and microphone as a
+   * source of their own (`Participant.screen` at the others), on stage for
+   * everyone. Kept across reconnects until stopScreenShare(). The caller owns
+   * the stream (and stops its tracks); a running share is replaced.
+   */
+  startScreenShare(stream: MediaStream): void {
+    if (this.terminal || stream.getVideoTracks().length === 0) return;
+    const s = this.session;
+    if (this.screenStream && s?.screen) {
+      stopScreenTransceivers(s.screen);
+      s.screen = null;
+    }
+    this.screenStream = stream;
+    if (s?.welcomed && s.publish) {
+      s.screen = addScreenTransceivers(s.publish.pc, stream);
+      if (s.screen) this.preferVp8(s.screen.video);
+      this.offerPublish(s);
+    }
+    this.emitter.emit('screen-share', { sharing: true });
+  }
+
+  /** Ends the screen share for everyone (the server stops forwarding it at the next offer). */
+  stopScreenShare(): void {
+    if (!this.screenStream) return;
+    this.screenStream = null;
+    const s = this.session;
+    if (s?.screen) {
+      stopScreenTransceivers(s.screen);
+      s.screen = null;
+      this.offerPublish(s);
+    }
+    this.emitter.emit('screen-share', { sharing: false });
+  }
+
+  /** The stream we share; null when not sharing. */
+  get screenShare(): MediaStream | null {
+    return this.screenStream;
+  }
+
   /** Current remote tracks of a participant. */
   tracks(participantId: string): RemoteTracks {
     return { ...this.remote.get(participantId) };
@@ -589,6 +640,9 @@ export class Conference {
       disconnectTimers: new Map(),
       videoSender: null,
       constraintsTimer: null,
+      screen: null,
+      publishOffering: false,
+      publishAgain: false,
     };
     this.session = s;
     ws.onopen = () => {
@@ -737,7 +791,10 @@ export class Conference {
       case 'answer':
         if (msg.pc !== 'publish') return this.log.warn('ignored answer for', msg.pc);
         // Encodings may only be settable once negotiated: restate pause / layers then.
-        void s.publish?.applyAnswer(msg.sdp).then(() => this.applySendActive(s));
+        void s.publish?.applyAnswer(msg.sdp).then(() => {
+          this.applySendActive(s);
+          this.publishAnswered(s);
+        });
         return;
       case 'candidate': {
         const link = msg.pc === 'publish' ? s.publish : s.subscribe;
@@ -818,7 +875,11 @@ export class Conference {
     s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
     s.videoSender = this.addLocalTransceivers(s.publish.pc);
-    void s.publish.offer();
+    if (this.screenStream) {
+      s.screen = addScreenTransceivers(s.publish.pc, this.screenStream);
+      if (s.screen) this.preferVp8(s.screen.video);
+    }
+    this.offerPublish(s);
     // A resumed session may carry a stale mute state; always restate ours then.
     if (resumed || this.local.audioMuted || this.local.videoMuted) {
       this.send(s, { type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
@@ -847,6 +908,41 @@ export class Conference {
     } else this.terminate('error', `${msg.code}: ${msg.message}`);
   }
 
+  /** Sends a publish offer, or a fresh one once the pending one is answered. */
+  private offerPublish(s: Session): void {
+    if (!s.publish) return;
+    if (s.publishOffering) {
+      s.publishAgain = true;
+      return;
+    }
+    s.publishOffering = true;
+    void s.publish.offer(() => screenMids(s.screen));
+  }
+
+  private publishAnswered(s: Session): void {
+    if (s !== this.session) return;
+    s.publishOffering = false;
+    if (s.publishAgain) {
+      s.publishAgain = false;
+      this.offerPublish(s);
+    }
+  }
+
+  /** Forgets a source that ended (a screen share): its pin, constraints and tracks. */
+  private forgetSource(id: string): void {
+    const pinAt = this.pins.indexOf(id);
+    if (pinAt >= 0) {
+      this.pins.splice(pinAt, 1); // the server forgot it too
+      this.emitter.emit('pinned', { ids: this.pinned });
+    }
+    this.wantedConstraints.delete(id);
+    this.sentConstraints.delete(id);
+    const tracks = this.remote.get(id);
+    if (tracks?.audio) this.dropTrack(id, 'audio');
+    if (tracks?.video) this.dropTrack(id, 'video');
+    this.remote.delete(id);
+  }
+
   // ---- participants --------------------------------------------------------
 
   /** After a `welcome`: the list is authoritative. Known ids keep their identity. */
@@ -867,12 +963,14 @@ export class Conference {
     const participant = { ...p };
     const previous = this.people.get(p.id);
     this.people.set(p.id, participant);
+    if (previous?.screen && previous.screen !== p.screen) this.forgetSource(previous.screen);
     if (!previous) {
       this.emitter.emit('participant-joined', { participant: { ...participant } });
     } else if (
       previous.name !== p.name ||
       previous.audioMuted !== p.audioMuted ||
-      previous.videoMuted !== p.videoMuted
+      previous.videoMuted !== p.videoMuted ||
+      previous.screen !== p.screen
     ) {
       this.emitter.emit('participant-updated', {
         participant: { ...participant },
@@ -885,6 +983,7 @@ export class Conference {
     const p = this.people.get(id);
     if (!p) return;
     this.people.delete(id);
+    if (p.screen) this.forgetSource(p.screen);
     // A pin of someone who left would hold one of our N slots for nobody.
     const pinAt = this.pins.indexOf(id);
     if (pinAt >= 0) {

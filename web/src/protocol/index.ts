@@ -3,6 +3,7 @@ export * from './messages';
 export * from './conference';
 export type { InboundStats, OutboundStats, ConferenceStats, MediaKind, TrackRef } from './stats';
 export { parseTrackId } from './stats';
+export { DISPLAY_MEDIA_OPTIONS, SCREEN_ENCODING, isScreenSource, screenSource } from './screen';
 export type {
   Clock,
   CodecLike,

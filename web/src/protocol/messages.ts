@@ -233,7 +233,10 @@ function participant(v: unknown): Participant | undefined {
   const id = str(v, 'id');
   const name = str(v, 'name');
   if (id === undefined || name === undefined) return undefined;
-  return { id, name, audioMuted: bool(v, 'audioMuted'), videoMuted: bool(v, 'videoMuted') };
+  const p: Participant = { id, name, audioMuted: bool(v, 'audioMuted'), videoMuted: bool(v, 'videoMuted') };
+  const screen = str(v, 'screen');
+  if (screen) p.screen = screen;
+  return p;
 }
 
 function resume(v: unknown): Resume | undefined {

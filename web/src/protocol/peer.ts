@@ -42,13 +42,15 @@ export class PeerLink {
   }
 
   /** Creates, applies and sends our offer (publish connection). */
-  offer(): Promise<void> {
+  offer(screenMids?: () => string[]): Promise<void> {
     return this.enqueue('create offer', async () => {
       const offer = await this.pc.createOffer();
       if (this.closed) return;
       await this.pc.setLocalDescription(offer);
       if (this.closed) return;
-      this.hooks.send({ type: 'offer', pc: this.name, sdp: offer.sdp ?? '' });
+      // The screen share's mids, known once the offer is applied.
+      const mids = screenMids?.() ?? [];
+      this.hooks.send({ type: 'offer', pc: this.name, sdp: offer.sdp ?? '', ...(mids.length > 0 ? { screenMids: mids } : {}) });
       this.localDescriptionSent();
     });
   }

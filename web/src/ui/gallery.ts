@@ -20,6 +20,8 @@ import { bestGrid, chooseStage } from './layout';
 import { pageRequest, restoreRequest, type PageRequest } from './paging';
 import { audioLevels, QualityMeter } from './quality';
 import { Tile } from './tile';
+import { screenSource } from '../protocol';
+import { shareTileOf } from './share';
 
 export interface GalleryOptions {
   conference: Conference;
@@ -94,7 +96,7 @@ export class Gallery {
     this.watchPixelRatio();
     this.listen();
     // Participants already known (the conference may have started before us).
-    for (const p of this.conference.participants.values()) this.addTile(p);
+    for (const p of this.conference.participants.values()) this.addParticipant(p);
     this.update();
     this.pollStats(opts.statsIntervalMs ?? 1000);
   }
@@ -204,9 +206,12 @@ export class Gallery {
       this.localTile.el.dataset['selfId'] = id;
       this.update();
     });
-    c.on('participant-joined', ({ participant }) => this.addTile(participant));
-    c.on('participant-updated', ({ participant }) => this.addTile(participant));
-    c.on('participant-left', ({ id }) => this.removeTile(id));
+    c.on('participant-joined', ({ participant }) => this.addParticipant(participant));
+    c.on('participant-updated', ({ participant }) => this.addParticipant(participant));
+    c.on('participant-left', ({ id }) => {
+      this.removeTile(screenSource(id));
+      this.removeTile(id);
+    });
     c.on('track-added', ({ participantId, kind, track }) => {
       const tile = this.tiles.get(participantId);
       if (!tile) return; // attached when the participant becomes known
@@ -231,6 +236,15 @@ export class Gallery {
     c.on('video-paused', ({ paused }) => this.localTile.setPaused(paused));
     c.on('suspended', () => this.update());
     c.on('bandwidth', () => this.showLayers());
+  }
+
+  /** A participant's tile, and its screen share's while it shares (a tile of its own). */
+  private addParticipant(p: Participant): void {
+    this.addTile(p);
+    const share = shareTileOf(p);
+    if (share === null) return this.removeTile(screenSource(p.id));
+    this.addTile(share);
+    this.tiles.get(share.id)?.el.classList.add('screen');
   }
 
   private addTile(p: Participant): void {
@@ -303,6 +317,7 @@ export class Gallery {
       forwarded: c.forwarded,
       pinned: c.pinned,
       staged: this.stagedId,
+      onStage: c.roomSettings?.onStage ?? [],
     });
 
     for (const [id, tile] of this.tiles) {

@@ -39,12 +39,15 @@ export interface StageInput {
   pinned?: readonly string[];
   /** The participant the user put on stage (clicked; pinned too); null when none. */
   staged?: string | null;
+  /** The room's on-stage set (a screen share while it lasts). */
+  onStage?: readonly string[];
 }
 
 /**
  * The remote participant to show large. A pin beats the dominant speaker: the
  * participant the user put on stage, else the most recently pinned one whose
- * video we receive, else the most recently pinned one. Without pins,
+ * video we receive, else the most recently pinned one. Without pins, whom the
+ * room put on stage (a screen share) and whose video we receive; then,
  * preferably someone whose video we receive: the dominant speaker; when that
  * is ourselves, nobody or someone not present, the previous occupant; failing
  * that the first forwarded participant. Only when none of those has video: the
@@ -60,6 +63,8 @@ export function chooseStage(i: StageInput): string | null {
   const pinWithVideo = pins.find(video);
   if (pinWithVideo !== undefined) return pinWithVideo;
   if (pins[0] !== undefined) return pins[0];
+  const roomStage = (i.onStage ?? []).find((id) => here(id) && video(id));
+  if (roomStage !== undefined) return roomStage;
   if (here(i.speaker) && video(i.speaker)) return i.speaker;
   if (here(i.previous) && video(i.previous)) return i.previous;
   const firstForwarded = i.forwarded?.find((id) => here(id));

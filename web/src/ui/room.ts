@@ -13,6 +13,7 @@ import { h, icon, icons } from './dom';
 import { Gallery } from './gallery';
 import { layoutControl } from './grid';
 import { lastNControl } from './lastn';
+import { shareButton } from './share';
 import { openLocalMedia, type VideoSize } from './media';
 
 export interface RoomOptions {
@@ -112,6 +113,10 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   enableSound.hidden = true;
   const notice = h('div', { class: 'notice', text: media.problem ?? '' });
   notice.hidden = media.problem === null;
+  const showNotice = (text: string) => {
+    notice.textContent = text;
+    notice.hidden = false;
+  };
   const gallery = new Gallery({
     conference,
     name: opts.name,
@@ -143,7 +148,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     ),
     notice,
     gallery.el,
-    h('footer', { class: 'controls' }, micBtn, camBtn, layoutControl(gallery), lastNControl(conference, gallery), leaveBtn),
+    h('footer', { class: 'controls' }, micBtn, camBtn, layoutControl(gallery), shareButton(conference, showNotice), lastNControl(conference, gallery), leaveBtn),
   );
   root.replaceChildren(page);
 
