@@ -44,6 +44,7 @@ type state struct {
 	keyframes  []keyframeAt         // preemptive keyframe requests not yet due
 	created    time.Time
 	retired    Totals // counters of tracks that ended here
+	chat       chatLog
 }
 
 func newRoom(name string, settings Settings) *Room {
@@ -155,6 +156,7 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 		s.broadcast(nm, typ, signal.ParticipantEvent{Participant: info})
 		m.Send(signal.TypeRoom, s.roomState())
 		m.Send(signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
+		s.sendChatHistory(m)
 		s.reselect(now)
 	})
 	return others, err
@@ -166,6 +168,7 @@ func (r *Room) leave(m Member) {
 		if cur, ok := s.current(m); ok {
 			s.removeMember(cur)
 			s.forget(m.ID())
+			s.chat.forget(m.ID())
 			s.broadcast(cur, signal.TypeLeft, signal.ParticipantLeft{ID: m.ID()})
 			s.reselect(time.Now())
 		}

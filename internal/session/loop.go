@@ -111,6 +111,10 @@ func (s *Session) handle(msg signal.Incoming) error {
 		s.room.UpdateSettings(msg.Settings.LastN, msg.Settings.OnStage)
 	case signal.TypeToken:
 		return s.handleToken(msg.Token)
+	case signal.TypeChat:
+		return s.handleChat(msg.Chat)
+	case signal.TypeRaiseHand:
+		s.room.SetHand(s, msg.Hand.Raised)
 	case signal.TypePing:
 		s.Send(signal.TypePong, msg.Ping)
 	case signal.TypeLeave:

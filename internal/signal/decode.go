@@ -20,6 +20,8 @@ type Incoming struct {
 	Settings    *RoomSettings
 	Constraints *Constraints
 	Token       *TokenRefresh
+	Chat        *ChatPost
+	Hand        *RaiseHand
 }
 
 // Decode parses and validates one client frame of at most MaxFrameBytes. Errors
@@ -71,6 +73,12 @@ func DecodeMax(frame []byte, maxBytes int) (Incoming, error) {
 	case TypeToken:
 		in.Token = &TokenRefresh{}
 		body = in.Token
+	case TypeChat:
+		in.Chat = &ChatPost{}
+		body = in.Chat
+	case TypeRaiseHand:
+		in.Hand = &RaiseHand{}
+		body = in.Hand
 	case TypeLeave:
 		return in, nil
 	case "":
@@ -126,6 +134,8 @@ func validate(in Incoming) error {
 		if in.Token.Token == "" || len(in.Token.Token) > maxTokenBytes {
 			return Errorf(CodeBadMessage, false, "token: must be 1-%d bytes", maxTokenBytes)
 		}
+	case in.Chat != nil:
+		return validateChat(in.Chat)
 	case in.Candidate != nil:
 		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {
 			return Errorf(CodeBadMessage, true, "candidate: pc must be %q or %q", PCPublish, PCSubscribe)

@@ -47,6 +47,7 @@ type Participant struct {
 	Name       string `json:"name"`
 	AudioMuted bool   `json:"audioMuted"`
 	VideoMuted bool   `json:"videoMuted"`
+	HandRaised bool   `json:"handRaised,omitempty"` // raise-hand; absent when lowered
 	// Screen is the source id of its screen share while it shares (ScreenSource).
 	Screen string `json:"screen,omitempty"`
 }

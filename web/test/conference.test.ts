@@ -1298,13 +1298,38 @@ describe('simulcast', () => {
     expect(sender.active).toEqual([false]);
   });
 
-  it('turns encodings on only in combinations the browser sends in full at a small capture', async () => {
-    // 320×180: libwebrtc sends one layer, the first active one — keep the full-size one
+  it('publishes as many encodings as the capture size calls for', async () => {
+    const offered = async (settings: { width: number; height: number } | null) => {
+      const t = setup();
+      t.cam.settings = settings;
+      const v = await published(t);
+      return v.init?.sendEncodings?.map((e) => [e.rid, e.scaleResolutionDownBy, e.maxBitrate, e.active]);
+    };
+    // 320×180: no simulcast, one encoding without RID
+    expect(await offered({ width: 320, height: 180 })).toEqual([[undefined, undefined, 1_500_000, undefined]]);
+    // 640×360: ½ and full under q's and h's caps
+    expect(await offered({ width: 640, height: 360 })).toEqual([
+      ['q', 2, 100_000, undefined],
+      ['h', 1, 500_000, undefined],
+    ]);
+    // 1280×720 and an unknown size: the three
+    const three = [
+      ['q', 4, 100_000, undefined],
+      ['h', 2, 500_000, undefined],
+      ['f', 1, 2_500_000, undefined],
+    ];
+    expect(await offered({ width: 1280, height: 720 })).toEqual(three);
+    expect(await offered(null)).toEqual(three);
+  });
+
+  it('turns encodings on only in combinations the browser sends in full when the capture shrinks', async () => {
+    // published at 1280×720, then the camera gives 320×180: libwebrtc would send
+    // one layer, the first active one — keep the full-size one
     const small = setup();
-    small.cam.settings = { width: 320, height: 180 };
+    small.cam.settings = { width: 1280, height: 720 };
     const v = await published(small);
-    expect(v.init?.sendEncodings?.map((e) => e.active)).toEqual([false, false, undefined]);
-    expect(v.sender.active).toEqual([false, false, true]);
+    expect(v.sender.active).toEqual([true, true, true]);
+    small.cam.settings = { width: 320, height: 180 };
     small.ws().receive({ type: 'layers', active: ['q'] }); // one encoding: as asked
     await flush();
     expect(v.sender.active).toEqual([true, false, false]);
@@ -1315,11 +1340,11 @@ describe('simulcast', () => {
     await flush();
     expect(v.sender.active).toEqual([false, false, false]);
 
-    // 640×480: two layers, the first two in order
+    // 640×480 now: two layers, the first two in order
     const mid = setup();
-    mid.cam.settings = { width: 640, height: 480 };
+    mid.cam.settings = { width: 1280, height: 720 };
     const m = await published(mid);
-    expect(m.sender.active).toEqual([false, false, true]);
+    mid.cam.settings = { width: 640, height: 480 };
     mid.ws().receive({ type: 'layers', active: ['q', 'h'] });
     await flush();
     expect(m.sender.active).toEqual([true, true, false]);
@@ -1331,12 +1356,11 @@ describe('simulcast', () => {
     const big = setup();
     big.cam.settings = { width: 1280, height: 720 };
     const b = await published(big);
-    expect(b.sender.active).toEqual([true, true, true]);
     big.ws().receive({ type: 'layers', active: ['q', 'f'] });
     await flush();
     expect(b.sender.active).toEqual([true, false, true]);
 
-    // the limit can be turned off
+    // the limit can be turned off: three encodings, all on, whatever the capture
     const raw = setup({ layerLimit: false });
     raw.cam.settings = { width: 320, height: 180 };
     const r = await published(raw);

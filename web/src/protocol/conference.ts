@@ -41,6 +41,7 @@ import {
   type VideoConstraint,
   type WelcomeMessage,
 } from './messages';
+import { captureEncodings } from './layers';
 import { PeerLink } from './peer';
 import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
 import {
@@ -55,7 +56,8 @@ import {
 
 /**
  * The video encodings published by default (docs/protocol.md, "Simulcast"):
- * three VP8 simulcast encodings at ¼, ½ and full capture resolution, each with
+ * three VP8 simulcast encodings at ¼, ½ and full capture resolution for
+ * cameras from 960×540 up (fewer for smaller ones: layers.ts), each with
  * three temporal layers where the browser supports `scalabilityMode`. The
  * lowest is capped at 100 kb/s: its base temporal layer (7.5 fps, ~40 % of it)
  * plus audio must fit a 128 kb/s link with room for repair; at 150 kb/s the
@@ -210,9 +212,11 @@ export interface ConferenceOptions {
    */
   senderCodecs?: (kind: 'audio' | 'video') => CodecLike[] | null;
   /**
-   * Turn simulcast encodings on only in combinations libwebrtc sends in full
-   * at the capture size (default true; see Conference.sendable): a small
-   * capture then sends its full resolution instead of only the ¼ encoding.
+   * Follow the capture size (default true): publish as many simulcast
+   * encodings as it calls for (layers.ts: 3 from 960×540, 2 from 640×360, else
+   * one), and turn them on only in combinations libwebrtc sends in full (see
+   * Conference.sendable), so a camera that shrinks during the call sends its
+   * full resolution instead of only the ¼ encoding. `false`: always the three.
    */
   layerLimit?: boolean;
   /** setConstraints() changes are collected this long before one `constraints` message; default 200 ms. */
@@ -1103,11 +1107,14 @@ export class Conference {
 
   /** The video send encodings to offer, `scalabilityMode` kept only where the browser lists it for VP8. */
   private videoEncodings(): SendEncodingLike[] {
+    const single = this.opts.videoMaxBitrate ?? SINGLE_ENCODING_MAX_BITRATE;
     const base =
       this.opts.videoEncodings ??
       (this.opts.simulcast === false
-        ? [{ maxBitrate: this.opts.videoMaxBitrate ?? SINGLE_ENCODING_MAX_BITRATE }]
-        : SIMULCAST_ENCODINGS);
+        ? [{ maxBitrate: single }]
+        : this.opts.layerLimit === false
+          ? SIMULCAST_ENCODINGS
+          : captureEncodings(SIMULCAST_ENCODINGS, captureSize(this.localStream), single));
     let modes: Set<string> | null = null;
     try {
       const codecs = (this.opts.senderCodecs ?? browserSenderCodecs)('video') ?? [];

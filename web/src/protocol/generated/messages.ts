@@ -83,6 +83,49 @@ export interface VideoStats {
   suspended: boolean;
 }
 
+// ---- chat.go ----
+
+/** Chat and raised-hand messages (docs/protocol.md, "Chat and raised hands"). */
+export const TypeChat = "chat"; // client → server: text to post; server → client: a posted message
+export const TypeChatHistory = "chat-history"; // server → client, right after welcome: the room's recent messages
+export const TypeRaiseHand = "raise-hand"; // client → server: raise or lower one's hand
+
+/** Chat error codes; neither ends the session. */
+export const CodeChatTooLong = "chat-too-long"; // more than MaxChatChars characters
+export const CodeChatRateLimited = "chat-rate-limited"; // more chat messages than the room's chat rate allows
+
+/** MaxChatChars bounds the text of one chat message, in characters (code points). */
+export const MaxChatChars = 2000;
+
+/** ChatPost is what a client posts. */
+export interface ChatPost {
+  text: string;
+}
+
+/** ChatMessage is a posted message as the room relays and keeps it. */
+export interface ChatMessage {
+  /** increasing within the room */
+  seq: number;
+  /** the sender's participant id */
+  from: string;
+  /** the sender's display name when it posted */
+  name: string;
+  /** plain text, never markup */
+  text: string;
+  /** server time of posting, Unix milliseconds */
+  time: number;
+}
+
+/** ChatHistory is the room's most recent messages, oldest first. */
+export interface ChatHistory {
+  messages: ChatMessage[];
+}
+
+/** RaiseHand raises (true) or lowers the sender's hand. */
+export interface RaiseHand {
+  raised: boolean;
+}
+
 // ---- errors.go ----
 
 /** Error codes (docs/protocol.md). */
@@ -224,6 +267,8 @@ export interface Participant {
   name: string;
   audioMuted: boolean;
   videoMuted: boolean;
+  /** raise-hand; absent when lowered */
+  handRaised?: boolean;
   /** Screen is the source id of its screen share while it shares (ScreenSource). */
   screen?: string;
 }
@@ -334,6 +379,9 @@ export type MessageType =
   | typeof TypeMuted
   | typeof TypeSuspended
   | typeof TypeStats
+  | typeof TypeChat
+  | typeof TypeChatHistory
+  | typeof TypeRaiseHand
   | typeof TypeSpeaker
   | typeof TypeForwarded
   | typeof TypePauseVideo
@@ -362,6 +410,8 @@ export type MessageType =
 
 /** Every `code` of an `error` message (the Code… constants). */
 export type ErrorCode =
+  | typeof CodeChatTooLong
+  | typeof CodeChatRateLimited
   | typeof CodeBadMessage
   | typeof CodeTooLarge
   | typeof CodeUnknownType

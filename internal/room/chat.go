@@ -1,0 +1,112 @@
+package room
+
+import (
+	"errors"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/limit"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Chat bounds (docs/protocol.md, "Chat and raised hands").
+const (
+	// ChatHistoryLen and ChatHistoryBytes bound the messages a room keeps for
+	// late joiners: the newest ones, as many as fit both.
+	ChatHistoryLen   = 100
+	ChatHistoryBytes = 64 << 10
+	// ChatRate and ChatBurst bound one participant's chat: ChatBurst messages
+	// at once, ChatRate a second sustained. Chat is fanned out to the whole
+	// room, so it has its own limit beside the signaling rate.
+	ChatRate  = 5
+	ChatBurst = 5
+)
+
+// ErrChatRate is returned for a chat message beyond the sender's chat rate.
+var ErrChatRate = errors.New("too many chat messages; wait a moment")
+
+// chatLog is a room's recent chat and each sender's chat rate. It is owned by
+// the room loop and reads no clock.
+type chatLog struct {
+	msgs    []signal.ChatMessage // oldest first
+	bytes   int                  // chatBytes of msgs
+	lastSeq uint64
+	rates   map[string]limit.Bucket // by participant id, while it is a member
+}
+
+// chatBytes is what a message costs the history's byte bound.
+func chatBytes(m signal.ChatMessage) int { return len(m.From) + len(m.Name) + len(m.Text) }
+
+// post stamps and keeps a message from participant from (display name name)
+// at now, or refuses it with ErrChatRate. The text is already validated.
+func (c *chatLog) post(now time.Time, from, name, text string) (signal.ChatMessage, error) {
+	if c.rates == nil {
+		c.rates = map[string]limit.Bucket{}
+	}
+	b, ok := c.rates[from]
+	if !ok {
+		b = limit.NewBucket(ChatRate, ChatBurst)
+		c.rates[from] = b
+	}
+	if !b.Allow(now) {
+		return signal.ChatMessage{}, ErrChatRate
+	}
+	c.lastSeq++
+	m := signal.ChatMessage{Seq: c.lastSeq, From: from, Name: name, Text: text, Time: now.UnixMilli()}
+	c.msgs = append(c.msgs, m)
+	c.bytes += chatBytes(m)
+	drop := 0
+	for len(c.msgs)-drop > ChatHistoryLen || c.bytes > ChatHistoryBytes {
+		c.bytes -= chatBytes(c.msgs[drop])
+		drop++
+	}
+	if drop > 0 {
+		// Copy down rather than reslice, so the backing array does not grow forever.
+		c.msgs = append(c.msgs[:0], c.msgs[drop:]...)
+	}
+	return m, nil
+}
+
+// history is a copy of the kept messages, oldest first (never nil).
+func (c *chatLog) history() []signal.ChatMessage {
+	return append([]signal.ChatMessage{}, c.msgs...)
+}
+
+// forget drops a departed participant's rate. A rejoin starts with a full
+// bucket; joins-per-ip bounds how often that can happen.
+func (c *chatLog) forget(id string) { delete(c.rates, id) }
+
+// Chat posts text from m to everyone in the room, m included (its copy, with
+// the server's time and id, confirms it). It fails with ErrChatRate.
+func (r *Room) Chat(m Member, text string) error {
+	var err error
+	r.doFor(m, func(s *state) {
+		cur, ok := s.current(m)
+		if !ok {
+			return
+		}
+		var msg signal.ChatMessage
+		if msg, err = s.chat.post(time.Now(), cur.info.ID, cur.info.Name, text); err == nil {
+			s.broadcast(nil, signal.TypeChat, msg)
+		}
+	})
+	return err
+}
+
+// SetHand raises or lowers m's hand: a participant flag relayed to the others
+// in participant-updated.
+func (r *Room) SetHand(m Member, raised bool) {
+	r.doFor(m, func(s *state) {
+		cur, ok := s.current(m)
+		if !ok || cur.info.HandRaised == raised {
+			return
+		}
+		cur.info.HandRaised = raised
+		s.broadcast(cur, signal.TypeUpdated, signal.ParticipantEvent{Participant: cur.info})
+	})
+}
+
+// sendChatHistory gives a joiner the kept chat; sent on every join, so that a
+// reconnecting client replaces what it showed with what it missed.
+func (s *state) sendChatHistory(m Member) {
+	m.Send(signal.TypeChatHistory, signal.ChatHistory{Messages: s.chat.history()})
+}

@@ -1,0 +1,211 @@
+package room
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+var chatT0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// The history keeps the newest ChatHistoryLen messages, ids increasing, with
+// the server's time.
+func TestChatHistoryKeepsTheNewest(t *testing.T) {
+	var c chatLog
+	for i := range 250 {
+		// One sender a second apart never meets the rate.
+		now := chatT0.Add(time.Duration(i) * time.Second)
+		m, err := c.post(now, "p1", "Ann", fmt.Sprint("message ", i))
+		if err != nil {
+			t.Fatalf("post %d: %v", i, err)
+		}
+		if m.Seq != uint64(i+1) || m.Time != now.UnixMilli() || m.From != "p1" || m.Name != "Ann" {
+			t.Fatalf("post %d stamped %+v", i, m)
+		}
+	}
+	h := c.history()
+	if len(h) != ChatHistoryLen {
+		t.Fatalf("history has %d messages, want %d", len(h), ChatHistoryLen)
+	}
+	if h[0].Text != "message 150" || h[len(h)-1].Text != "message 249" {
+		t.Errorf("history runs from %q to %q, want messages 150 to 249", h[0].Text, h[len(h)-1].Text)
+	}
+	if cap(c.msgs) > 2*ChatHistoryLen {
+		t.Errorf("history's backing array grew to %d", cap(c.msgs))
+	}
+}
+
+// Long messages are bounded by bytes before they reach the count.
+func TestChatHistoryByteBound(t *testing.T) {
+	var c chatLog
+	long := strings.Repeat("€", signal.MaxChatChars) // 3 bytes each: 6000 bytes
+	for i := range 40 {
+		if _, err := c.post(chatT0.Add(time.Duration(i)*time.Second), "p1", "Ann", long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := c.history()
+	total := 0
+	for _, m := range h {
+		total += len(m.From) + len(m.Name) + len(m.Text)
+	}
+	per := len("p1") + len("Ann") + len(long)
+	if total > ChatHistoryBytes || total != c.bytes {
+		t.Errorf("history holds %d bytes (counted %d), bound %d", total, c.bytes, ChatHistoryBytes)
+	}
+	if want := ChatHistoryBytes / per; len(h) != want || h[len(h)-1].Seq != 40 {
+		t.Errorf("history has %d messages ending with seq %d, want the newest %d ending with 40", len(h), h[len(h)-1].Seq, want)
+	}
+}
+
+// A sender may post ChatBurst messages at once, then ChatRate a second; other
+// senders are not affected, and a refused message is not kept.
+func TestChatRate(t *testing.T) {
+	var c chatLog
+	for i := range ChatBurst {
+		if _, err := c.post(chatT0, "p1", "Ann", fmt.Sprint(i)); err != nil {
+			t.Fatalf("message %d of the burst: %v", i, err)
+		}
+	}
+	if _, err := c.post(chatT0, "p1", "Ann", "one too many"); !errors.Is(err, ErrChatRate) {
+		t.Fatalf("message beyond the burst: %v, want ErrChatRate", err)
+	}
+	if _, err := c.post(chatT0, "p2", "Bob", "other sender"); err != nil {
+		t.Fatalf("another sender: %v", err)
+	}
+	if _, err := c.post(chatT0.Add(time.Second/ChatRate-time.Millisecond), "p1", "Ann", "early"); !errors.Is(err, ErrChatRate) {
+		t.Fatalf("before a token refilled: %v, want ErrChatRate", err)
+	}
+	if _, err := c.post(chatT0.Add(time.Second/ChatRate), "p1", "Ann", "refilled"); err != nil {
+		t.Fatalf("after 1/%d s: %v", ChatRate, err)
+	}
+	for _, m := range c.history() {
+		if m.Text == "one too many" || m.Text == "early" {
+			t.Errorf("refused message %q kept", m.Text)
+		}
+	}
+	if len(c.history()) != ChatBurst+2 {
+		t.Errorf("history has %d messages, want %d", len(c.history()), ChatBurst+2)
+	}
+	c.forget("p1")
+	if len(c.rates) != 1 {
+		t.Errorf("rates after forget: %v", c.rates)
+	}
+}
+
+// chats lists the chat messages (of type typ) a fake member received.
+func (f *fakeMember) chats(t *testing.T, typ string) []string {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, m := range f.msgs {
+		body, ok := strings.CutPrefix(m, typ+" ")
+		if !ok {
+			continue
+		}
+		switch typ {
+		case signal.TypeChat:
+			var c signal.ChatMessage
+			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, c.From+": "+c.Text)
+		case signal.TypeChatHistory:
+			var h signal.ChatHistory
+			if err := json.Unmarshal([]byte(body), &h); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range h.Messages {
+				out = append(out, c.From+": "+c.Text)
+			}
+			out = append(out, "--") // end of one history message
+		}
+	}
+	return out
+}
+
+// Chat goes to everyone in the sender's room (the sender too) and nobody
+// else; a late joiner gets the history right after joining, an early one an
+// empty history.
+func TestChatIsRoomScopedWithHistory(t *testing.T) {
+	h := NewHub(DefaultSettings())
+	a, b, c := newFake("pa"), newFake("pb"), newFake("pc")
+	ra, _, err := h.Join("one", a, signal.Participant{ID: "pa", Name: "Ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Join("one", b, signal.Participant{ID: "pb", Name: "Bob"}); err != nil {
+		t.Fatal(err)
+	}
+	rc, _, err := h.Join("two", c, signal.Participant{ID: "pc", Name: "Cid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ra.Chat(a, "hello one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Chat(c, "hello two"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		m    *fakeMember
+		want string
+	}{{a, "pa: hello one"}, {b, "pa: hello one"}, {c, "pc: hello two"}} {
+		if got := tc.m.chats(t, signal.TypeChat); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s received chat %q, want only %q", tc.m.id, got, tc.want)
+		}
+		if got := tc.m.chats(t, signal.TypeChatHistory); len(got) != 1 {
+			t.Errorf("%s's history at join: %q, want one empty history", tc.m.id, got)
+		}
+	}
+	d := newFake("pd")
+	if _, _, err := h.Join("one", d, signal.Participant{ID: "pd", Name: "Dee"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.chats(t, signal.TypeChatHistory); strings.Join(got, "|") != "pa: hello one|--" {
+		t.Errorf("late joiner's history %q, want Ann's message only", got)
+	}
+	for _, m := range []*fakeMember{a, b, d} {
+		h.Leave(ra, m)
+	}
+	h.Leave(rc, c)
+}
+
+// A raised hand is relayed to the others, listed for late joiners, and lowered.
+func TestRaiseHand(t *testing.T) {
+	h := NewHub(DefaultSettings())
+	a, b := newFake("pa"), newFake("pb")
+	r, _, err := h.Join("one", a, signal.Participant{ID: "pa", Name: "Ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Join("one", b, signal.Participant{ID: "pb", Name: "Bob"}); err != nil {
+		t.Fatal(err)
+	}
+	r.SetHand(a, true)
+	r.SetHand(a, true) // no change: not relayed again
+	if got, _ := b.last(signal.TypeUpdated); !strings.Contains(got, `"handRaised":true`) || b.count(signal.TypeUpdated) != 1 {
+		t.Errorf("Bob got %d participant-updated, last %s; want one with handRaised", b.count(signal.TypeUpdated), got)
+	}
+	c := newFake("pc")
+	_, others, err := h.Join("one", c, signal.Participant{ID: "pc", Name: "Cid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(others) != 2 || !others[0].HandRaised || others[1].HandRaised {
+		t.Errorf("late joiner's list %+v, want Ann's hand raised and Bob's not", others)
+	}
+	r.SetHand(a, false)
+	if got, _ := c.last(signal.TypeUpdated); strings.Contains(got, "handRaised") {
+		t.Errorf("after lowering, Cid's last update %s still has the hand raised", got)
+	}
+	for _, m := range []*fakeMember{a, b, c} {
+		h.Leave(r, m)
+	}
+}
