@@ -10,7 +10,7 @@ WEB_SRC := $(shell find web/src web/static -type f 2>/dev/null) web/build.mjs we
 
 FUZZTIME ?= 3s
 
-.PHONY: run build web protocol protocol-check docs-check test test-go test-web test-shaped vet bench-short fuzz-short clean
+.PHONY: run build web protocol protocol-check docs-check test test-go test-web test-shaped e2e-deps vet bench-short fuzz-short clean
 
 run: build
 	./$(BIN) serve $(ARGS)
@@ -62,9 +62,16 @@ vet:
 # measured too. They need the built client (embedded) and Debian's chromium. The
 # slow ones put a browser behind a tc-shaped link (TestAdaptation*, TestShaped*:
 # about 7 minutes, root, ip and tc); -short skips them, make test runs them.
-test-go: web
+test-go: web e2e-deps
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
 	$(GO) test -count=1 -timeout 30m -p 1 ./e2e/...
+
+# The Firefox browser tests drive Debian's firefox-esr with puppeteer-core from a
+# Node script (e2e/firefox/driver.mjs), pinned by its own package-lock.json.
+e2e-deps: e2e/firefox/node_modules/.package-lock.json
+
+e2e/firefox/node_modules/.package-lock.json: e2e/firefox/package-lock.json
+	cd e2e/firefox && npm ci --no-audit --no-fund
 
 # Only the bandwidth adaptation scenarios; ADAPTATION_DIR=docs/adaptation also
 # writes their CSV and plots (docs/adaptation.md).

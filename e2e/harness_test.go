@@ -70,12 +70,21 @@ func startServerWith(t *testing.T, change func(*config.Config)) *server.Server {
 	return srv
 }
 
-// Browser is one headless Chromium with one page.
+// Browser is one headless browser with one page: Chromium over chromedp, or
+// another browser whose page a driver runs (firefox_test.go).
 type Browser struct {
 	t      *testing.T
 	name   string
 	ctx    context.Context
 	cancel context.CancelFunc
+	page   pageDriver // nil for Chromium
+}
+
+// pageDriver runs the page of a browser that chromedp does not drive.
+type pageDriver interface {
+	open(url string) error
+	eval(js string) (json.RawMessage, error) // promises awaited, the value as JSON
+	addScript(js string) error               // runs in every document loaded from now on
 }
 
 // launch starts a browser with fake camera and microphone (extra flags append, e.g. a WAV file).
@@ -115,6 +124,12 @@ func (b *Browser) Close() { b.cancel() }
 
 func (b *Browser) open(url string) {
 	b.t.Helper()
+	if b.page != nil {
+		if err := b.page.open(url); err != nil {
+			b.t.Fatalf("%s: open %s: %v", b.name, url, err)
+		}
+		return
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
@@ -124,9 +139,15 @@ func (b *Browser) open(url string) {
 
 // eval runs JavaScript (awaiting promises) and decodes its JSON-able result into out.
 func (b *Browser) eval(js string, out any) error {
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-	defer cancel()
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](js, chromedp.EvalAwaitPromise))
+	var raw json.RawMessage
+	var err error
+	if b.page != nil {
+		raw, err = b.page.eval(js)
+	} else {
+		ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+		defer cancel()
+		raw, err = chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](js, chromedp.EvalAwaitPromise))
+	}
 	if err != nil {
 		return err
 	}

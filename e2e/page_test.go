@@ -87,6 +87,12 @@ var autoplay = chromedp.Flag("autoplay-policy", "no-user-gesture-required")
 // addScript runs js in every document the browser loads from now on.
 func (b *Browser) addScript(js string) {
 	b.t.Helper()
+	if b.page != nil {
+		if err := b.page.addScript(js); err != nil {
+			b.t.Fatalf("%s: add page script: %v", b.name, err)
+		}
+		return
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
 	defer cancel()
 	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {

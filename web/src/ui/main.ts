@@ -6,8 +6,8 @@
 //   /<room>                   join form with the room prefilled
 //   optional `video=WxH` (e.g. video=320x180) sets the requested camera size
 //   (default 1280x720); it is carried over by the join form.
-//   optional `simulcast=0` publishes one video encoding instead of the three
-//   simulcast ones (q/h/f; Chromium sends fewer for small captures).
+//   optional `simulcast=0` publishes one video encoding instead of the
+//   simulcast ones (q/h/f from 960x540 up, q/h from 640x360, else one).
 //
 // DOM contract (used by end-to-end tests; keep it stable):
 //   .tile.local                         the local preview tile (no data-participant-id)
