@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The test binary doubles as the server child: StartSFU runs it again with
@@ -57,12 +59,36 @@ func TestChildAnswersCommands(t *testing.T) {
 	}
 }
 
+// ReadProc must read the process's own CPU time: after burning 200 ms of it,
+// it agrees with getrusage(2) to within a few of the clock ticks /proc counts in.
 func TestReadProcOfSelf(t *testing.T) {
+	const burnt, tolerance = 200 * time.Millisecond, 5 * clockTick
+	for x := 1; selfCPU(t) < burnt; {
+		for range 1 << 20 {
+			x = x*31 + 7
+		}
+		sink = x
+	}
 	p, err := ReadProc(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.RSS == 0 || p.PeakRSS < p.RSS || p.CPU() < 0 {
-		t.Errorf("%+v", p)
+	want := selfCPU(t)
+	if d := p.CPU() - want; d < -tolerance || d > tolerance {
+		t.Errorf("ReadProc: CPU %v (user %v, system %v); getrusage says %v, want within %v", p.CPU(), p.User, p.System, want, tolerance)
+	}
+	if p.RSS == 0 || p.PeakRSS < p.RSS {
+		t.Errorf("ReadProc: RSS %d, peak %d; want 0 < RSS <= peak", p.RSS, p.PeakRSS)
 	}
 }
+
+// selfCPU is this process's user + system time by getrusage(2).
+func selfCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+var sink int

@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,10 +42,11 @@ func TestForwardBenchShort(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
+			profile := t.TempDir() + "/cpu.pprof"
 			res, err := Forward(ctx, ForwardOptions{
 				Scenario: name, Warmup: 2 * time.Second, Duration: 3 * time.Second,
 				Command: childCommand, Progress: testWriter{t}, Seed: 1,
-				CPUProfile: t.TempDir() + "/cpu.pprof",
+				CPUProfile: profile,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -58,10 +64,61 @@ func TestForwardBenchShort(t *testing.T) {
 			if res.PacketsPerS <= 0 || res.CPUMicros <= 0 || res.LatencySamples == 0 || res.RSS == 0 {
 				t.Errorf("empty figures: %+v", res)
 			}
-			if fi, err := os.Stat(t.TempDir()); err != nil || fi == nil {
-				t.Error(err)
+			if err := checkServerProfile(profile); err != nil {
+				t.Errorf("--cpuprofile: %v", err)
 			}
 		})
+	}
+}
+
+// serverFrame is a function every profile of the server's forwarding shows:
+// the up-track read loop.
+const serverFrame = "internal/forward.(*UpTrack).Run"
+
+// checkServerProfile reports whether path holds a CPU profile (gzipped
+// protobuf, whose string table names the sampled functions) of the server
+// forwarding packets.
+func checkServerProfile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("%s is not a pprof profile: %w", path, err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if !bytes.Contains(b, []byte(serverFrame)) {
+		return fmt.Errorf("%s (%d bytes unpacked) has no sample in %s: not a profile of the server forwarding", path, len(b), serverFrame)
+	}
+	return nil
+}
+
+// checkServerProfile refuses what a broken --cpuprofile would leave.
+func TestCheckServerProfileRefuses(t *testing.T) {
+	dir := t.TempDir()
+	empty := dir + "/empty.pprof"
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idle := dir + "/idle.pprof" // a valid profile of a process that forwards nothing
+	f, err := os.Create(idle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	pprof.StopCPUProfile()
+	_ = f.Close()
+	for _, path := range []string{dir + "/missing.pprof", empty, idle} {
+		if err := checkServerProfile(path); err == nil {
+			t.Errorf("%s accepted as a profile of the server forwarding", path)
+		}
 	}
 }
 
