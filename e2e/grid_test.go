@@ -181,10 +181,12 @@ func abs(x int) int {
 // TestGridViewPagesDriveForwarding: 12 participants — 11 synthetic `podium
 // load` publishers and one Chromium viewer (1280x800) in grid view. The
 // viewer switches to grid view with the G key; its window holds 3x2 tiles of
-// at least 320x180, so page 1 shows itself and 5 others, page 2 (PageDown) 6. On each page the server forwards the
-// viewer exactly the page's videos, each at the encoding internal/algo/layers
-// picks for the tile's real size; the viewer decodes exactly the page's videos; every tile names its
-// participant as the server does.
+// at least 320x180, so page 1 shows itself and 5 others, page 2 (PageDown)
+// the other 6. On each page the server forwards the viewer exactly the page's
+// videos, each at the encoding internal/algo/layers picks for the tile's real
+// size; the viewer decodes exactly the page's videos; every tile names its
+// participant as the server does and shows its connection quality (icon and
+// text, in its aria-label too).
 func TestGridViewPagesDriveForwarding(t *testing.T) {
 	srv, key := devServerWithKey(t)
 	const roomName = "e2e-grid"
@@ -231,6 +233,17 @@ func TestGridViewPagesDriveForwarding(t *testing.T) {
 			slices.Sort(got)
 			want := slices.Sorted(slices.Values(g.IDs))
 			return slices.Equal(got, want), fmt.Sprintf("decoding %v, page %v; %s", got, want, rows)
+		})
+		within(t, fmt.Sprintf("page %d: every tile shows its connection quality, labelled", page), 10*time.Second, func() (bool, string) {
+			var bad []string
+			err := viewer.eval(`[...document.querySelectorAll('.grid-tiles .tile[data-participant-id]')].flatMap(t => {
+				const q = t.querySelector('.quality'), name = t.querySelector('.name').textContent;
+				const level = q && !q.hidden ? q.dataset.level : '';
+				const ok = ['good', 'fair', 'poor'].includes(level) && q.textContent.toLowerCase() === level &&
+					t.getAttribute('aria-label').startsWith(name + ', ') && t.getAttribute('aria-label').includes('connection ' + level);
+				return ok ? [] : [name + ': ' + (q ? q.outerHTML.slice(0, 60) : 'no badge') + ' / ' + t.getAttribute('aria-label')];
+			})`, &bad)
+			return err == nil && len(bad) == 0, fmt.Sprint(bad, err)
 		})
 		r, _ := srv.Hub().Room(roomName)
 		st, _ := r.Stats(time.Now())

@@ -132,4 +132,20 @@ describe('connection quality', () => {
     // at 3 s the window is 1 s…3 s: 200 received, none lost
     expect(meter.observe(at(3000, 300, 50), yes).get('pB')).toEqual({ level: 'good', reasons: [] });
   });
+
+  it('judges video only once it was expected over the whole window', () => {
+    const meter = new QualityMeter();
+    const at = (timestamp: number, bytesReceived: number): ConferenceStats => ({
+      timestamp,
+      inbound: [row({ packetsReceived: timestamp / 10, bytesReceived })],
+      outbound: [],
+      uplinkEstimate: 0,
+    });
+    meter.observe(at(0, 0), () => false); // off the page: not expected
+    // on the page since a moment: nothing arrived yet, but it was not expected at the window's start
+    expect(meter.observe(at(1000, 0), () => true).get('pB')?.level).toBe('good');
+    expect(meter.observe(at(2000, 0), () => true).get('pB')?.level).toBe('good');
+    // expected over the whole window (1 s…3 s) and still nothing: poor
+    expect(meter.observe(at(3000, 0), () => true).get('pB')).toEqual({ level: 'poor', reasons: ['video not arriving'] });
+  });
 });

@@ -26,6 +26,8 @@ export const WINDOW_MS = 2000;
 interface Sample {
   at: number;
   rows: Map<string, InboundStats[]>;
+  /** Participants whose video was expected then. */
+  expected: Set<string>;
 }
 
 /** Judges a participant from its rows now and WINDOW_MS ago. `expectsVideo`: forwarded, not suspended, camera on. */
@@ -80,7 +82,7 @@ export class QualityMeter {
       list.push(r);
       rows.set(r.participantId, list);
     }
-    const now: Sample = { at: stats.timestamp, rows };
+    const now: Sample = { at: stats.timestamp, rows, expected: new Set([...rows.keys()].filter(expectsVideo)) };
     // Keep the newest sample at least WINDOW_MS old and everything after it.
     let base = 0;
     for (let i = 0; i < this.samples.length; i++) {
@@ -94,7 +96,8 @@ export class QualityMeter {
     const seconds = (now.at - then.at) / 1000;
     for (const [id, list] of rows) {
       const before = then.rows.get(id);
-      if (before) out.set(id, judge(before, list, seconds, expectsVideo(id)));
+      // Video is judged once it was expected over the whole window (not just after a page turn).
+      if (before) out.set(id, judge(before, list, seconds, now.expected.has(id) && then.expected.has(id)));
     }
     return out;
   }
