@@ -216,3 +216,19 @@ describe('grid view', () => {
     expect(quality()?.textContent).toBe('Good');
   });
 });
+
+describe('grid view with a screen share', () => {
+  it('puts the share first on page 1', async () => {
+    const t = await setup();
+    t.key('g');
+    t.key('PageDown');
+    const before = t.onPage();
+    // p11 (on page 2) starts sharing: its share gets a tile of its own, first on page 1
+    t.ws.receive({ type: 'participant-updated', participant: { ...people[10], screen: 'p11-screen' } });
+    expect(document.querySelector('.tile[data-participant-id="p11-screen"]')).not.toBeNull();
+    t.prev.click();
+    expect(t.onPage()).toEqual(['local', 'p11-screen', ...ids(1, 7)]);
+    expect(t.conference.pinned).toContain('p11-screen');
+    expect(before).toEqual(ids(9, 11));
+  });
+});

@@ -359,7 +359,9 @@ export class Gallery {
     this.localTile.setStage(false);
     this.localTile.setSpeaking(speaker !== null && speaker === c.id);
     this.localTile.setPaused(c.videoPaused);
-    const remote = new Map([...this.tiles].map(([id, t]) => [id, t.el]));
+    // Screen shares first (a stable sort): a share starts on page 1, not after everyone.
+    const isShare = (t: Tile) => (t.el.classList.contains('screen') ? 0 : 1);
+    const remote = new Map([...this.tiles].sort(([, a], [, b]) => isShare(a) - isShare(b)).map(([id, t]) => [id, t.el]));
     const { ids, moved } = this.grid.layout(this.localTile.el, remote, c.roomSettings?.lastN ?? null);
     if (moved) for (const t of [this.localTile, ...this.tiles.values()]) t.replay();
     this.el.dataset['count'] = String(this.tiles.size + 1);
