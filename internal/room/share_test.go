@@ -1,6 +1,7 @@
 package room
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/algo/alloc"
+	"github.com/podium-sfu/podium/internal/algo/bwe"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -176,5 +178,52 @@ func TestShareInStatsAndAdminMute(t *testing.T) {
 	f.room.AdminMute("a", false, true)
 	if !video.Muted() || !slices.Equal(b.selectedSources(), []string(nil)) {
 		t.Errorf("video-muted sharer: share muted %v, b receives %v", video.Muted(), b.selectedSources())
+	}
+}
+
+// With room for one video, a receiver's allocation keeps the share and
+// suspends the camera, even one it pinned (which comes first in its Last N
+// order): a share at a low rate is unreadable, a camera degrades gracefully.
+func TestAllocatorPrefersTheShare(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	cam := f.join("cam", false)
+	a := f.join("a", false)
+	cfg := bwe.DefaultConfig()
+	cfg.StartBitrate = 400_000 // one ~300 kb/s video fits, two do not
+	viewer := f.joinLinked("viewer", cfg)
+	frame := func(i int) []byte { return vp8Packet(uint16(i), uint32(i*3000), i == 0, 1200) }
+	f.room.Publish(cam, runningEncoding(t, "cam", "", frame, 33*time.Millisecond))
+	f.room.Publish(a, runningEncoding(t, "a-screen", "", frame, 33*time.Millisecond))
+	if err := f.room.Pin(viewer, "cam"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := viewer.last(signal.TypeForwarded); got != `{"ids":["cam","a-screen"],"lastN":-1}` {
+		t.Fatalf("viewer forwarded %s", got)
+	}
+	// Once both rates are measured (a 2 s window), the share keeps all it
+	// sends and the camera gives way: down to its base temporal layer, or
+	// suspended.
+	var st signal.Stats
+	for deadline := time.Now().Add(8 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		raw, _ := viewer.last(signal.TypeStats)
+		_ = json.Unmarshal([]byte(raw), &st)
+		share, camera := st.Videos["a-screen"], st.Videos["cam"]
+		reduced := func(v signal.VideoStats) bool { return v.Suspended || v.Temporal == 0 }
+		if st.Allocated > 300_000 && (reduced(share) || reduced(camera)) {
+			if reduced(share) {
+				t.Fatalf("the share gave way to the camera: %s", raw)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no allocation with room for one video in 8 s: %s", raw)
+		}
+	}
+	// And it stays so.
+	time.Sleep(2 * time.Second)
+	raw, _ := viewer.last(signal.TypeStats)
+	_ = json.Unmarshal([]byte(raw), &st)
+	if share := st.Videos["a-screen"]; share.Suspended || share.Temporal != 2 {
+		t.Errorf("the share gave way to the camera later: %s", raw)
 	}
 }
