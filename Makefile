@@ -62,8 +62,11 @@ vet:
 # measured too. They need the built client (embedded) and Debian's chromium. The
 # slow ones put a browser behind a tc-shaped link (TestAdaptation*, TestShaped*:
 # about 7 minutes, root, ip and tc); -short skips them, make test runs them.
+# The abuse soak (docs/security.md) judges packet loss under load, so it runs
+# without the detector too, after the race run.
 test-go: web e2e-deps
-	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -race -count=1 -timeout 20m -skip TestSoakMixedAbuse $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -count=1 -timeout 5m -run TestSoakMixedAbuse -v ./internal/server/
 	$(GO) test -count=1 -timeout 30m -p 1 ./e2e/...
 
 # The Firefox browser tests drive Debian's firefox-esr with puppeteer-core from a
