@@ -81,6 +81,29 @@ describe('screen sharing', () => {
     expect(t.offers()[2]?.['screenMids']).toBeUndefined();
   });
 
+  it('ends a share the server refuses and takes its offer back', async () => {
+    const t = setup();
+    const shares: ConferenceEvents['screen-share'][] = [];
+    t.conf.on('screen-share', (e) => shares.push(e));
+    await t.connect();
+    await t.answer();
+    t.conf.startScreenShare(asStream(t.screen));
+    await flush();
+    expect(t.offers()).toHaveLength(2);
+    t.ws().receive({ type: 'error', code: 'too-many-tracks', message: 'at most 2', fatal: false });
+    await flush();
+    expect(t.conf.screenShare).toBeNull();
+    expect(shares).toEqual([{ sharing: true }, { sharing: false }]);
+    expect(t.pub().localDescriptions.map((d) => d.type)).toEqual(['offer', 'offer', 'rollback', 'offer']);
+    expect(t.offers()[2]?.['screenMids']).toBeUndefined();
+    // The session goes on: the next share is offered once that offer is answered.
+    await t.answer();
+    t.conf.startScreenShare(asStream(t.screen));
+    await flush();
+    expect(t.offers()).toHaveLength(4);
+    expect(t.offers()[3]?.['screenMids']).toEqual(['4', '5']);
+  });
+
   it('shares again in the publish connection of a new session', async () => {
     const t = setup();
     await t.connect();

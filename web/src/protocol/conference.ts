@@ -44,6 +44,9 @@ import {
 import { captureEncodings } from './layers';
 import { PeerLink } from './peer';
 import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
+
+/** Error codes with which the server refuses a publish offer (it is not applied). */
+const SHARE_REFUSALS = new Set(['too-many-tracks', 'bad-sdp', 'forbidden']);
 import {
   inboundStats,
   outboundStats,
@@ -904,6 +907,7 @@ export class Conference {
       fatal: msg.fatal,
       source: 'server',
     });
+    if (!msg.fatal && s.screen && s.publishOffering && SHARE_REFUSALS.has(msg.code)) return this.shareRefused(s);
     if (!msg.fatal) return;
     // Server-side failures, a missed negotiation and a dead peer connection
     // (transport-failed) are transient: start over, resuming our id.
@@ -921,6 +925,19 @@ export class Conference {
     }
     s.publishOffering = true;
     void s.publish.offer(() => screenMids(s.screen));
+  }
+
+  /**
+   * The server refused the offer that carries our share (too many tracks, its
+   * sections, or no publish permission): the share ends, the offer is taken
+   * back, and the session goes on as before it.
+   */
+  private shareRefused(s: Session): void {
+    this.stopScreenShare();
+    s.publishOffering = false;
+    s.publishAgain = false;
+    // A first offer taken back leaves nothing published: offer again, without the share.
+    void s.publish?.rollback().then(() => this.offerPublish(s));
   }
 
   private publishAnswered(s: Session): void {

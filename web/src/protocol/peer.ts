@@ -55,6 +55,13 @@ export class PeerLink {
     });
   }
 
+  /** Takes back our offer when the server refused it (an error instead of an answer). */
+  rollback(): Promise<void> {
+    return this.enqueue('roll back offer', async () => {
+      await this.pc.setLocalDescription({ type: 'rollback' });
+    });
+  }
+
   /** Applies the server's answer to our offer (publish connection). */
   applyAnswer(sdp: string): Promise<void> {
     return this.enqueue('apply answer', async () => {

@@ -32,11 +32,11 @@ export function shareButton(conference: Conference, onError: (message: string) =
     btn.disabled = starting || !canShareScreen();
     if (!canShareScreen()) btn.title = 'This browser cannot share a screen';
   };
+  let capture: MediaStream | null = null; // what we asked the browser for
   const stop = () => {
-    const stream = conference.screenShare;
-    if (!stream) return;
     conference.stopScreenShare();
-    for (const t of stream.getTracks()) t.stop();
+    for (const t of capture?.getTracks() ?? []) t.stop();
+    capture = null;
   };
   btn.addEventListener('click', () => {
     if (conference.screenShare) return stop();
@@ -45,9 +45,10 @@ export function shareButton(conference: Conference, onError: (message: string) =
     navigator.mediaDevices
       .getDisplayMedia(DISPLAY_MEDIA_OPTIONS)
       .then((stream) => {
+        capture = stream;
         const video = stream.getVideoTracks()[0];
         video?.addEventListener('ended', () => {
-          if (conference.screenShare === stream) stop();
+          if (capture === stream) stop();
         });
         conference.startScreenShare(stream);
       })
@@ -60,7 +61,15 @@ export function shareButton(conference: Conference, onError: (message: string) =
         render();
       });
   });
-  conference.on('screen-share', render);
+  conference.on('screen-share', ({ sharing }) => {
+    if (!sharing && capture) stop(); // ended by the library (the server refused it)
+    render();
+  });
+  conference.on('error', ({ code, source }) => {
+    if (source === 'server' && code === 'too-many-tracks' && capture !== null) {
+      onError('The server allows no more tracks from you: screen sharing stopped');
+    }
+  });
   conference.on('closed', stop);
   render();
   return btn;
