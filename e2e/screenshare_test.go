@@ -135,7 +135,7 @@ func TestScreenShare(t *testing.T) {
 		})
 		v, _ := b.shareView(share)
 		r, _ := v.video()
-		t.Logf("%s: share on stage %v after the click (%.0f CSS px wide), decoded %dx%d, video %d px wide",
+		t.Logf("%s: share on stage %v after Ann's capture started (%.0f CSS px wide), decoded %dx%d, video %d px wide",
 			n, time.Since(start).Round(time.Millisecond), v.StageWidth, r.FrameWidth, r.FrameHeight, v.TileWidth)
 	}
 	// The cameras keep playing beside the share, each tile still its person's.
