@@ -227,3 +227,26 @@ func TestAllocatorPrefersTheShare(t *testing.T) {
 		t.Errorf("the share gave way to the camera later: %s", raw)
 	}
 }
+
+// A participant joining during a share learns of it from the participant list
+// and receives it on stage like everyone else.
+func TestLateJoinerGetsTheShare(t *testing.T) {
+	f := newFixture(t, Settings{LastN: 1, VideoPausing: true})
+	f.join("a", true)
+	f.share("a")
+	d := newFake("d")
+	_, others, err := f.hub.Join("r", d, signal.Participant{ID: "d", Name: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.members["d"] = d
+	if len(others) != 1 || others[0].Screen != "a-screen" {
+		t.Errorf("d was given %+v, want a with its screen", others)
+	}
+	if got := d.selectedSources(); !slices.Equal(got, []string{"a-screen"}) {
+		t.Errorf("d receives %v, want the share", got)
+	}
+	if got, _ := d.last(signal.TypeRoom); got != `{"lastN":1,"onStage":["a-screen"]}` {
+		t.Errorf("d was told room %s", got)
+	}
+}
