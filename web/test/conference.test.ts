@@ -726,13 +726,13 @@ describe('mute', () => {
     expect(t.ws().sentOfType('mute')).toEqual([{ type: 'mute', audio: true, video: false }]);
     expect(t.mic.enabled).toBe(false);
     expect(t.cam.enabled).toBe(true);
-    expect(t.conf.localState).toEqual({ audioMuted: true, videoMuted: false });
+    expect(t.conf.localState).toEqual({ audioMuted: true, videoMuted: false, handRaised: false });
     t.conf.mute(false, true);
     expect(t.mic.enabled).toBe(true);
     expect(t.cam.enabled).toBe(false);
     expect(t.of('local-state')).toEqual([
-      { audioMuted: true, videoMuted: false },
-      { audioMuted: false, videoMuted: true },
+      { audioMuted: true, videoMuted: false, handRaised: false },
+      { audioMuted: false, videoMuted: true, handRaised: false },
     ]);
   });
 

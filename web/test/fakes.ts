@@ -149,6 +149,9 @@ export class FakeStream extends EventTarget {
   addTrack(t: FakeTrack): void {
     this.tracks.push(t);
   }
+  removeTrack(t: FakeTrack): void {
+    this.tracks = this.tracks.filter((x) => x !== t);
+  }
   /** What the browser does when a renegotiation removes a remote track. */
   removeTrackRemotely(t: FakeTrack): void {
     this.tracks = this.tracks.filter((x) => x !== t);
@@ -202,6 +205,13 @@ export class FakeSender implements SenderLike {
     if (this.failSet) throw this.failSet;
     if (p.transactionId !== this.params.transactionId) throw new Error('stale transactionId');
     this.params = structuredClone(p);
+  }
+
+  /** Every track given to replaceTrack, in order. */
+  readonly replaced: unknown[] = [];
+
+  async replaceTrack(track: MediaStreamTrack | null): Promise<void> {
+    this.replaced.push(track);
   }
 
   /** The `active` flags of the encodings currently in force. */

@@ -6,6 +6,7 @@
 // It has no UI and reads neither the clock nor the browser globals directly
 // when the corresponding options are given.
 
+import { ChatLog, chatTextProblem } from './chat';
 import { Emitter } from './emitter';
 import {
   browserCodecs,
@@ -31,6 +32,7 @@ import {
   parseServerMessage,
   PROTOCOL_VERSION,
   type BandwidthStats,
+  type ChatEntry,
   type ClientMessage,
   type ErrorMessage,
   type JoinMessage,
@@ -83,6 +85,8 @@ export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnectin
 export interface LocalState {
   audioMuted: boolean;
   videoMuted: boolean;
+  /** Our hand is raised (raiseHand). */
+  handRaised: boolean;
 }
 
 /** The room's settings from the last `room` message. */
@@ -168,6 +172,10 @@ export interface ConferenceEvents {
    * message; null when a new session starts (the old figures no longer apply).
    */
   bandwidth: { stats: BandwidthStats | null };
+  /** A chat message was posted in the room (ours too, as the server stamped it). */
+  chat: { message: ChatEntry };
+  /** The room's chat was replaced by the server's history (after every welcome); `messages` is the whole log. */
+  'chat-history': { messages: ChatEntry[] };
 }
 
 export interface Logger {
@@ -242,6 +250,8 @@ interface Session {
   readonly disconnectTimers: Map<PcName, TimerHandle>;
   /** The sender of the published video, for pause-video / resume-video and `layers`. */
   videoSender: SenderLike | null;
+  /** The sender of the published audio, for replaceLocalTrack. */
+  audioSender: SenderLike | null;
   /** Pending send of collected constraint changes. */
   constraintsTimer: TimerHandle | null;
   /** The screen share's transceivers in this session's publish connection. */
@@ -271,7 +281,8 @@ export class Conference {
   private reconnectTimer: TimerHandle | null = null;
   private lastRtt: number | null = null;
 
-  private local: LocalState = { audioMuted: false, videoMuted: false };
+  private local: LocalState = { audioMuted: false, videoMuted: false, handRaised: false };
+  private readonly chatLog = new ChatLog();
 
   // Speaker, Last N and video pausing (docs/protocol.md).
   private speakerId: string | null = null;
@@ -596,11 +607,64 @@ export class Conference {
 
   /** Sets the local microphone / camera muted state (true = muted). */
   mute(audio: boolean, video: boolean): void {
-    this.local = { audioMuted: audio, videoMuted: video };
+    this.local = { ...this.local, audioMuted: audio, videoMuted: video };
     this.applyLocalEnabled();
     const s = this.session;
     if (s?.welcomed) this.send(s, { type: 'mute', audio, video });
     this.emitter.emit('local-state', this.localState);
+  }
+
+  /** Raises or lowers our hand; restated after a reconnect. */
+  raiseHand(raised: boolean): void {
+    if (this.local.handRaised === raised) return;
+    this.local = { ...this.local, handRaised: raised };
+    const s = this.session;
+    if (s?.welcomed) this.send(s, { type: 'raise-hand', raised });
+    this.emitter.emit('local-state', this.localState);
+  }
+
+  /**
+   * Posts a chat message. Returns why it was not sent ("" when it was): text
+   * the server would refuse, or no session. It shows up as a `chat` event once
+   * the server relays it.
+   */
+  sendChat(text: string): string {
+    const problem = chatTextProblem(text);
+    if (problem) return problem;
+    const s = this.session;
+    if (!s?.welcomed || s.ws.readyState !== WS_OPEN) return 'not connected';
+    this.send(s, { type: 'chat', text });
+    return '';
+  }
+
+  /** The room's chat as known here, oldest first. */
+  get chat(): ChatEntry[] {
+    return this.chatLog.messages;
+  }
+
+  /**
+   * Publishes another camera or microphone track in place of the current one
+   * of its kind: RTCRtpSender.replaceTrack on the live session (no new offer,
+   * same participant id; simulcast encodings are kept, and which of them are
+   * active follows the new capture size), and the local stream takes it for
+   * later sessions. Returns the track it replaced, which the caller stops.
+   */
+  async replaceLocalTrack(track: MediaStreamTrack): Promise<MediaStreamTrack | null> {
+    const stream = this.localStream;
+    if (!stream) throw new Error('replaceLocalTrack: the conference has no local stream');
+    const kind = track.kind === 'audio' ? 'audio' : 'video';
+    const old = (kind === 'audio' ? stream.getAudioTracks() : stream.getVideoTracks())[0] ?? null;
+    if (old === track) return null;
+    if (old) stream.removeTrack(old);
+    stream.addTrack(track);
+    this.applyLocalEnabled();
+    const s = this.session;
+    const sender = kind === 'audio' ? s?.audioSender : s?.videoSender;
+    if (s && sender?.replaceTrack) {
+      await sender.replaceTrack(track);
+      if (kind === 'video') this.applySendActive(s);
+    }
+    return old;
   }
 
   /** Inbound stats per remote participant and outbound stats of the publish connection. */
@@ -646,6 +710,7 @@ export class Conference {
       watchdogTimer: null,
       disconnectTimers: new Map(),
       videoSender: null,
+      audioSender: null,
       constraintsTimer: null,
       screen: null,
       publishOffering: false,
@@ -839,6 +904,15 @@ export class Conference {
         return this.setLayers(s, new Set(msg.active));
       case 'suspended':
         return this.setSuspended(msg.ids);
+      case 'chat': {
+        const { type: _, ...message } = msg;
+        if (this.chatLog.add(message)) this.emitter.emit('chat', { message });
+        return;
+      }
+      case 'chat-history':
+        this.chatLog.replace(msg.messages);
+        this.emitter.emit('chat-history', { messages: this.chatLog.messages });
+        return;
       case 'stats': {
         const { type: _, ...stats } = msg;
         this.bandwidthStats = stats;
@@ -881,7 +955,7 @@ export class Conference {
     const config: PeerConnectionConfig = { iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
-    s.videoSender = this.addLocalTransceivers(s.publish.pc);
+    s.videoSender = this.addLocalTransceivers(s, s.publish.pc);
     if (this.screenStream) {
       s.screen = addScreenTransceivers(s.publish.pc, this.screenStream);
       if (s.screen) this.preferVp8(s.screen.video);
@@ -891,6 +965,7 @@ export class Conference {
     if (resumed || this.local.audioMuted || this.local.videoMuted) {
       this.send(s, { type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
     }
+    if (this.local.handRaised) this.send(s, { type: 'raise-hand', raised: true });
     // Our receive preferences are ours, not the session's: restate them.
     if (this.wantedLastN !== null) this.send(s, { type: 'set-last-n', n: this.wantedLastN });
     for (const id of this.offlineUnpins) this.send(s, { type: 'unpin', id });
@@ -991,6 +1066,7 @@ export class Conference {
       previous.name !== p.name ||
       previous.audioMuted !== p.audioMuted ||
       previous.videoMuted !== p.videoMuted ||
+      !!previous.handRaised !== !!p.handRaised ||
       previous.screen !== p.screen
     ) {
       this.emitter.emit('participant-updated', {
@@ -1079,13 +1155,13 @@ export class Conference {
    * Publishes the local tracks: always one audio and one video transceiver.
    * Returns the video sender (null when the environment does not expose it).
    */
-  private addLocalTransceivers(pc: PeerConnectionLike): SenderLike | null {
+  private addLocalTransceivers(s: Session, pc: PeerConnectionLike): SenderLike | null {
     const stream = this.localStream;
     const streams = stream ? [stream] : [];
     const audio = stream?.getAudioTracks()[0];
     const video = stream?.getVideoTracks()[0];
     this.applyLocalEnabled();
-    pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams });
+    s.audioSender = pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams }).sender ?? null;
     const vt = this.addVideoTransceiver(pc, video ?? 'video', streams);
     this.preferVp8(vt);
     return vt.sender ?? null;

@@ -59,6 +59,8 @@ export interface SendParametersLike {
 export interface SenderLike {
   getParameters(): SendParametersLike;
   setParameters(params: SendParametersLike): Promise<void>;
+  /** Swaps the sent track without renegotiation (a device switch). */
+  replaceTrack?(track: MediaStreamTrack | null): Promise<void>;
 }
 
 export interface TransceiverLike {

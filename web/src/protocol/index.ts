@@ -1,6 +1,7 @@
 // Public surface of the Podium protocol library (no UI).
 export * from './messages';
 export * from './conference';
+export { CHAT_KEEP, ChatLog, chatTextProblem, MaxChatChars } from './chat';
 export type { InboundStats, OutboundStats, ConferenceStats, MediaKind, TrackRef } from './stats';
 export { parseTrackId } from './stats';
 export { DISPLAY_MEDIA_OPTIONS, SCREEN_ENCODING, isScreenSource, screenSource } from './screen';

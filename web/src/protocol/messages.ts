@@ -13,6 +13,9 @@ export const PROTOCOL_VERSION = wire.Version;
 import type { PcName, Participant, Resume, VideoStats } from './generated/messages';
 export type { ByeCode, ErrorCode, MessageType, PcName, Participant, Resume, VideoConstraint, VideoStats } from './generated/messages';
 
+/** A posted chat message: sender, plain text (never markup) and server time (docs/protocol.md, "Chat and raised hands"). */
+export type ChatEntry = wire.ChatMessage;
+
 /** An ICE server as in `welcome.iceServers`; like RTCIceServer, `urls` may also be one URL. */
 export interface IceServer extends Omit<wire.ICEServer, 'urls'> {
   urls: string | string[];
@@ -88,7 +91,19 @@ export interface ConstraintsMessage extends wire.Constraints {
   type: typeof wire.TypeConstraints;
 }
 
+/** Posts a chat message (1–2000 characters of plain text). */
+export interface ChatPostMessage extends wire.ChatPost {
+  type: typeof wire.TypeChat;
+}
+
+/** Raises or lowers our hand. */
+export interface RaiseHandMessage extends wire.RaiseHand {
+  type: typeof wire.TypeRaiseHand;
+}
+
 export type ClientMessage =
+  | ChatPostMessage
+  | RaiseHandMessage
   | JoinMessage
   | OfferMessage
   | AnswerMessage
@@ -184,7 +199,19 @@ export interface StatsMessage extends wire.Stats {
   type: typeof wire.TypeStats;
 }
 
+/** A chat message posted in the room (ours too), stamped by the server. */
+export interface ChatRelayMessage extends wire.ChatMessage {
+  type: typeof wire.TypeChat;
+}
+
+/** Right after `welcome`: the room's kept chat, oldest first; replaces what the client showed. */
+export interface ChatHistoryMessage extends wire.ChatHistory {
+  type: typeof wire.TypeChatHistory;
+}
+
 export type ServerMessage =
+  | ChatRelayMessage
+  | ChatHistoryMessage
   | WelcomeMessage
   | OfferMessage
   | AnswerMessage
@@ -236,7 +263,21 @@ function participant(v: unknown): Participant | undefined {
   const p: Participant = { id, name, audioMuted: bool(v, 'audioMuted'), videoMuted: bool(v, 'videoMuted') };
   const screen = str(v, 'screen');
   if (screen) p.screen = screen;
+  if (bool(v, 'handRaised')) p.handRaised = true;
   return p;
+}
+
+/** A chat entry; undefined when a field is missing or of the wrong type. */
+function chatEntry(v: unknown): ChatEntry | undefined {
+  if (!isObj(v)) return undefined;
+  const from = str(v, 'from');
+  const name = str(v, 'name');
+  const text = str(v, 'text');
+  const seq = v['seq'];
+  const time = v['time'];
+  if (from === undefined || name === undefined || text === undefined) return undefined;
+  if (typeof seq !== 'number' || !Number.isFinite(seq) || typeof time !== 'number' || !Number.isFinite(time)) return undefined;
+  return { seq, from, name, text, time };
 }
 
 function resume(v: unknown): Resume | undefined {
@@ -450,6 +491,16 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       const ids = idList(v['ids']);
       if (ids === undefined) return undefined;
       return { type: 'suspended', ids: [...new Set(ids)] };
+    }
+    case 'chat': {
+      const entry = chatEntry(v);
+      return entry && { type: 'chat', ...entry };
+    }
+    case 'chat-history': {
+      const list = v['messages'];
+      if (list !== undefined && list !== null && !Array.isArray(list)) return undefined;
+      const messages = (list ?? []).map(chatEntry).filter((e: ChatEntry | undefined): e is ChatEntry => e !== undefined);
+      return { type: 'chat-history', messages };
     }
     case 'stats': {
       const estimate = numField(v, 'estimate', isCount, 0);

@@ -1,6 +1,10 @@
-// The start page: a join form that navigates to /<room>?name=<name>.
+// The start page: the join form (room, name) beside the pre-join panel
+// (prejoin.ts: preview, devices, join muted). Joining hands the chosen media to
+// onJoin; without onJoin it navigates to /<room>?name=<name>.
 
 import { h } from './dom';
+import { parseVideoSize } from './media';
+import { Prejoin, type JoinChoice } from './prejoin';
 import { isValidName, isValidRoom, roomUrl } from './route';
 
 export interface FormOptions {
@@ -11,6 +15,8 @@ export interface FormOptions {
   error: string | null;
   /** Access token the link carried, handed on to the room page. */
   token?: string;
+  /** Joins in this page with what the pre-join panel opened. */
+  onJoin?: (room: string, name: string, choice: JoinChoice) => void;
 }
 
 const NAME_KEY = 'podium.name';
@@ -37,6 +43,7 @@ export function showJoinForm(root: HTMLElement, opts: FormOptions): void {
   const error = h('p', { class: 'error', attrs: { role: 'alert' }, text: opts.error ?? '' });
   error.hidden = !opts.error;
   const submit = h('button', { class: 'primary', text: 'Join', attrs: { type: 'submit' } });
+  const prejoin = opts.onJoin ? new Prejoin(parseVideoSize(opts.video)) : null;
 
   const form = h(
     'form',
@@ -62,11 +69,18 @@ export function showJoinForm(root: HTMLElement, opts: FormOptions): void {
       return;
     }
     saveName(n);
+    const onJoin = opts.onJoin;
+    if (prejoin && onJoin) {
+      submit.disabled = true;
+      submit.textContent = 'Joining…';
+      void prejoin.take().then((choice) => onJoin(r, n, choice));
+      return;
+    }
     // The room page takes the token from its address and removes it from there.
     location.assign(roomUrl(r, n, opts.video) + (opts.token ? `&token=${encodeURIComponent(opts.token)}` : ''));
   });
 
-  root.replaceChildren(h('div', { class: 'landing' }, form));
+  root.replaceChildren(h('div', { class: 'landing' }, h('div', { class: 'prejoin-layout' }, form, prejoin?.el)));
   (opts.room && isValidRoom(opts.room) ? name : room).focus();
 }
 

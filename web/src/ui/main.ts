@@ -1,9 +1,11 @@
 // Podium conference page — entry point of dist/podium.js.
 //
 // Routes:
-//   /                         join form (room, display name)
+//   /                         join form (room, display name) with the pre-join panel
+//                             (camera preview, microphone level, camera / microphone /
+//                             speaker choice, join muted, join with camera off)
 //   /<room>?name=<name>       joins <room> directly with camera and microphone
-//   /<room>                   join form with the room prefilled
+//   /<room>                   join form and pre-join panel with the room prefilled
 //   optional `video=WxH` (e.g. video=320x180) sets the requested camera size
 //   (default 1280x720); it is carried over by the join form.
 //   optional `simulcast=0` publishes one video encoding instead of the
@@ -66,7 +68,23 @@
 //   .room-title                         the room name
 //   button.mic / button.cam / button.leave   the controls
 //   button.enable-sound                 shown when autoplay policy blocked remote audio
-//   form.join-form [name=room] [name=name]   the join form
+//   form.join-form [name=room] [name=name]   the join form (the page's first form)
+//   section.prejoin video.preview .level-meter select[name=camera|mic|speaker]
+//     input[name=join-muted] input[name=join-camera-off]   the pre-join panel; joining
+//                                       from it keeps the page (address becomes
+//                                       /<room>?name=…) and publishes the previewed devices
+//   button.hand[aria-pressed]           raise / lower our hand; .tile.hand-raised marks
+//                                       a raised hand (ours on .tile.local)
+//   button.people-toggle / section.people-panel ul.people li[data-participant-id]
+//                                       the participants list (.hand while raised)
+//   button.chat-toggle (.unread count) / section.chat-panel   the chat: ol.chat-log
+//                                       (role log, aria-live) of li.chat-message[data-seq]
+//                                       [data-from] with .chat-name, time.chat-time,
+//                                       .chat-text (plain text); form.chat-form
+//                                       textarea[name=chat-text] (Enter sends), .chat-error
+//   button.devices-toggle / section.devices-panel select[name=camera|mic|speaker]
+//                                       switch devices in the call (replaceTrack: same
+//                                       session and participant id)
 //
 // Test hook: once a room page starts,
 //   window.podium = { conference, stats: () => conference.stats(),
@@ -101,8 +119,10 @@
 //   sent as `constraints`, debounced (200 ms), only what changed.
 
 import { showJoinForm } from './form';
+import { parseVideoSize } from './media';
+import type { JoinChoice } from './prejoin';
 import { showRoom } from './room';
-import { route, withoutToken } from './route';
+import { roomUrl, route, withoutToken } from './route';
 
 function main(): void {
   const root = document.getElementById('app') ?? document.body;
@@ -111,15 +131,22 @@ function main(): void {
   const token = new URLSearchParams(location.search).get('token') ?? undefined;
   const clean = withoutToken(location.pathname, location.search, location.hash);
   if (clean !== null) history.replaceState(history.state, '', clean);
+  const home = () => location.assign('/');
   if (r.page === 'form') {
-    showJoinForm(root, { ...r, token });
+    const onJoin = (room: string, name: string, choice: JoinChoice) => {
+      history.replaceState(history.state, '', roomUrl(room, name, r.video));
+      const videoSize = parseVideoSize(r.video);
+      showRoom(root, { room, name, videoSize, simulcast: true, token, home, prejoin: choice }).catch(failed);
+    };
+    showJoinForm(root, { ...r, token, onJoin });
     return;
   }
-  const home = () => location.assign('/');
-  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, token, home }).catch((err: unknown) => {
+  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, token, home }).catch(failed);
+
+  function failed(err: unknown): void {
     console.error('[podium]', err);
     root.textContent = `Podium failed to start: ${String(err)}`;
-  });
+  }
 }
 
 main();

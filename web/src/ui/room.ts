@@ -15,6 +15,8 @@ import { layoutControl } from './grid';
 import { lastNControl } from './lastn';
 import { shareButton } from './share';
 import { openLocalMedia, type VideoSize } from './media';
+import type { JoinChoice } from './prejoin';
+import { sidePanels } from './side';
 
 export interface RoomOptions {
   room: string;
@@ -26,6 +28,8 @@ export interface RoomOptions {
   token?: string;
   /** Called when the user wants to go back to the start page. */
   home(): void;
+  /** What the pre-join panel opened and chose; without it the page opens camera and microphone itself. */
+  prejoin?: JoinChoice;
 }
 
 declare global {
@@ -70,7 +74,7 @@ declare global {
 
 export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<void> {
   document.title = `${opts.room} · Podium`;
-  const media = await openLocalMedia(opts.videoSize);
+  const media = opts.prejoin?.media ?? (await openLocalMedia(opts.videoSize));
   const stream = media.stream;
   const hasAudio = (stream?.getAudioTracks().length ?? 0) > 0;
   const hasVideo = (stream?.getVideoTracks().length ?? 0) > 0;
@@ -128,6 +132,16 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   const localTile = gallery.localTile;
   enableSound.addEventListener('click', () => gallery.retryAudio());
 
+  const side = sidePanels({
+    conference,
+    stream,
+    videoSize: opts.videoSize,
+    gallery: gallery.el,
+    ...(opts.prejoin?.speaker ? { speaker: opts.prejoin.speaker } : {}),
+    onCamera: (track) => localTile.setVideoTrack(track),
+    onProblem: showNotice,
+  });
+
   const micBtn = h('button', { class: 'ctl mic', attrs: { type: 'button' } });
   const camBtn = h('button', { class: 'ctl cam', attrs: { type: 'button' } });
   const leaveBtn = h('button', { class: 'ctl leave', attrs: { type: 'button', title: 'Leave' } }, icon(icons.leave), h('span', { text: 'Leave' }));
@@ -148,7 +162,8 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     ),
     notice,
     gallery.el,
-    h('footer', { class: 'controls' }, micBtn, camBtn, layoutControl(gallery), shareButton(conference, showNotice), lastNControl(conference, gallery), leaveBtn),
+    side.el,
+    h('footer', { class: 'controls' }, micBtn, camBtn, ...side.buttons, layoutControl(gallery), shareButton(conference, showNotice), lastNControl(conference, gallery), leaveBtn),
   );
   root.replaceChildren(page);
 
@@ -229,6 +244,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     showEnded(root, opts, closedMessage);
   });
 
+  if (opts.prejoin) conference.mute(opts.prejoin.startMuted.audio, opts.prejoin.startMuted.video);
   renderControls();
   renderStatus();
   conference.join();
