@@ -103,8 +103,8 @@ func TestScreenshots(t *testing.T) {
 	shot("grid-view")
 	sam.press("g")
 
-	if sam.has("button.ctl.chat") {
-		sam.clickOn("button.ctl.chat")
+	if sam.has("button.chat-toggle") {
+		sam.clickOn("button.chat-toggle")
 		for _, m := range []struct {
 			b    *Browser
 			text string
