@@ -93,7 +93,7 @@ describe('connection quality', () => {
   const t0 = [row({}), row({ kind: 'audio', trackId: 'audio-pB' })];
   // 2 s later: 200 video + 100 audio packets, 250 kb/s of video
   const t1 = (over: Partial<InboundStats> = {}, audio: Partial<InboundStats> = {}) => [
-    row({ packetsReceived: 200, bytesReceived: 62_500, ...over }),
+    row({ packetsReceived: 200, bytesReceived: 62_500, framesDecoded: 60, ...over }),
     row({ kind: 'audio', trackId: 'audio-pB', packetsReceived: 100, ...audio }),
   ];
 
@@ -108,8 +108,14 @@ describe('connection quality', () => {
 
   it('is poor when the video froze or does not arrive, fair at a low frame rate', () => {
     expect(judge(t0, t1({ freezeCount: 1 }), 2, true)).toEqual({ level: 'poor', reasons: ['video froze'] });
-    expect(judge(t0, t1({ totalFreezesDuration: 0.5 }), 2, true).level).toBe('poor');
-    expect(judge(t0, t1({ bytesReceived: 1000 }), 2, true)).toEqual({ level: 'poor', reasons: ['video not arriving'] });
+    // where the browser reports frozen time, a short freeze (a layer switch) is not poor
+    const f0 = [row({ totalFreezesDuration: 1 }), t0[1] as InboundStats];
+    expect(judge(f0, t1({ freezeCount: 1, totalFreezesDuration: 1.2 }), 2, true).level).toBe('good');
+    expect(judge(f0, t1({ freezeCount: 1, totalFreezesDuration: 1.5 }), 2, true).level).toBe('poor');
+    expect(judge(t0, t1({ bytesReceived: 400 }), 2, true)).toEqual({ level: 'poor', reasons: ['video not arriving'] });
+    expect(judge(t0, t1({ framesDecoded: 0 }), 2, true)).toEqual({ level: 'poor', reasons: ['video not arriving'] });
+    // a still, flat picture is little data but still arriving
+    expect(judge(t0, t1({ bytesReceived: 2_000 }), 2, true).level).toBe('good');
     expect(judge(t0, t1({ framesPerSecond: 8 }), 2, true)).toEqual({ level: 'fair', reasons: ['8 frames/s'] });
   });
 
@@ -121,7 +127,7 @@ describe('connection quality', () => {
     const meter = new QualityMeter();
     const at = (timestamp: number, packetsReceived: number, packetsLost: number): ConferenceStats => ({
       timestamp,
-      inbound: [row({ packetsReceived, packetsLost, bytesReceived: packetsReceived * 300 })],
+      inbound: [row({ packetsReceived, packetsLost, bytesReceived: packetsReceived * 300, framesDecoded: packetsReceived })],
       outbound: [],
       uplinkEstimate: 0,
     });

@@ -16,8 +16,10 @@ export interface Quality {
 /** Loss at or above these fractions makes a connection fair / poor. */
 export const FAIR_LOSS = 0.02;
 export const POOR_LOSS = 0.1;
-/** A video we expect below this rate is not arriving (b/s). */
-export const STALLED_BITRATE = 15_000;
+/** A video we expect below this rate is not arriving (b/s): a still, flat picture still takes more. */
+export const STALLED_BITRATE = 2_000;
+/** Frozen this long within the window (s) makes a connection poor; a layer switch's hiccup does not. */
+export const POOR_FREEZE_S = 0.5;
 /** A playing video below this frame rate is fair at best. */
 export const FAIR_FPS = 12;
 /** Stats are compared with the sample this far back (ms), so one late packet does not flip the badge. */
@@ -55,10 +57,12 @@ export function judge(before: InboundStats[], now: InboundStats[], seconds: numb
   const vb = video ? prev(video) : undefined;
   if (expectsVideo && video && vb && seconds > 0) {
     const bitrate = ((video.bytesReceived - vb.bytesReceived) * 8) / seconds;
+    // Frozen time where the browser reports it, else the freeze count.
     const froze =
-      video.freezeCount > vb.freezeCount ||
-      (video.totalFreezesDuration ?? 0) - (vb.totalFreezesDuration ?? 0) > 0.3;
-    if (bitrate < STALLED_BITRATE) worse('poor', 'video not arriving');
+      video.totalFreezesDuration !== undefined && vb.totalFreezesDuration !== undefined
+        ? video.totalFreezesDuration - vb.totalFreezesDuration >= POOR_FREEZE_S
+        : video.freezeCount > vb.freezeCount;
+    if (bitrate < STALLED_BITRATE || video.framesDecoded === vb.framesDecoded) worse('poor', 'video not arriving');
     else if (froze) worse('poor', 'video froze');
     else if (video.framesPerSecond > 0 && video.framesPerSecond < FAIR_FPS) {
       worse('fair', `${Math.round(video.framesPerSecond)} frames/s`);
