@@ -10,6 +10,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/algo/alloc"
 	"github.com/podium-sfu/podium/internal/algo/bwe"
+	"github.com/podium-sfu/podium/internal/netem"
 )
 
 // Scenario describes one simulated run. Zero fields take the defaults noted.
@@ -198,8 +199,8 @@ func Run(sc Scenario) Result {
 		sc:  sc,
 		est: bwe.New(bc),
 		al:  alloc.New(ac),
-		lnk: link{steps: sc.Capacity, queue: sc.Queue, delay: sc.Delay, jitter: sc.Jitter,
-			loss: sc.Loss, burstLen: sc.BurstLen, rng: rand.New(rand.NewSource(sc.Seed))},
+		lnk: link{steps: sc.Capacity, Link: netem.New(netem.Config{Rate: sc.Capacity[0].Bps, QueueTime: sc.Queue,
+			Delay: sc.Delay, Jitter: sc.Jitter, Loss: sc.Loss, BurstLen: sc.BurstLen}, rand.New(rand.NewSource(sc.Seed)))},
 		rng:      rand.New(rand.NewSource(sc.Seed + 1)),
 		base:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		frameLen: map[int]int{},
@@ -218,7 +219,8 @@ func Run(sc Scenario) Result {
 		r.res.Frames = append(r.res.Frames, make([]int, seconds))
 	}
 	r.run()
-	r.res.Drops, r.res.Losses, r.res.Delivered = r.lnk.drops, r.lnk.losses, r.lnk.delivered
+	st := r.lnk.Stats()
+	r.res.Drops, r.res.Losses, r.res.Delivered = st.Dropped, st.Lost, st.Delivered
 	r.res.Final = r.est.Stats()
 	return r.res
 }
@@ -531,7 +533,7 @@ func (r *runner) sample(t time.Duration) {
 		Estimate: r.est.Estimate(),
 		Sent:     sum * 8 * 2,
 		Padding:  pad * 8 * 2,
-		Queue:    r.lnk.queueDelay(t),
+		Queue:    r.lnk.QueueDelay(t),
 		Stats:    r.est.Stats(),
 	}
 	for i := range r.srcs {
