@@ -95,14 +95,20 @@ type pubConn struct {
 	participant string
 }
 
+// publishStreamID is the msid stream id of what a synthetic participant
+// publishes. The SFU names forwarded streams by participant id, so this is
+// never seen by receivers; it must be an SDP token (RFC 8830): a display name
+// with a space in it made the publish offer's video unusable.
+const publishStreamID = "podium-load"
+
 func newPubConn(s *sender, participant string) *pubConn {
 	c := &pubConn{snd: s, participant: participant, rtxPayload: make([]byte, maxPayload+2)}
 	cfg := s.src.cfg
 	if cfg.Speech != nil {
-		c.audio = &localTrack{id: "audio", streamID: participant, codec: opusCodec}
+		c.audio = &localTrack{id: "audio", streamID: publishStreamID, codec: opusCodec}
 	}
 	for i := range cfg.Video {
-		t := &localTrack{id: "video", streamID: participant, codec: vp8Codec}
+		t := &localTrack{id: "video", streamID: publishStreamID, codec: vp8Codec}
 		if i < len(cfg.RIDs) {
 			t.rid = cfg.RIDs[i]
 		}

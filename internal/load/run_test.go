@@ -17,7 +17,8 @@ func TestMeetingAgainstServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg := Config{URL: url, Room: "meeting", Seed: 1, Speech: SpeechRealistic,
-		Participants: Group("m", 3, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: View{Width: 640, Height: 360}})}
+		// Display names with a space: they must not reach the publish SDP's msid.
+		Participants: Group("Ada m", 3, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: View{Width: 640, Height: 360}})}
 	r, err := Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
