@@ -149,6 +149,31 @@ func TestSubscribePermission(t *testing.T) {
 	}
 }
 
+// A member without subscribe is sent no video, so it watches nobody: publishers
+// only it would "see" are paused (found with publish-only synthetic publishers
+// beside one browser: off-page senders kept sending).
+func TestPublishOnlyMembersKeepNobodyUnpaused(t *testing.T) {
+	f := newFixture(t, Settings{LastN: 1, VideoPausing: true})
+	publishOnly := JoinOptions{Permissions: signal.Permissions{Publish: true}}
+	for _, id := range []string{"a", "b"} {
+		m := newFake(id)
+		r, _, err := f.hub.JoinWith("r", m, signal.Participant{ID: id}, publishOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.room, f.members[id], f.requests[id] = r, m, new(int)
+		r.Publish(m, upTrack(id, webrtc.RTPCodecTypeAudio, f.requests[id]))
+		r.Publish(m, upTrack(id, webrtc.RTPCodecTypeVideo, f.requests[id]))
+	}
+	viewer := f.join("viewer", false)
+	if got := viewer.selectedSources(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("the viewer receives %v, want [a]", got)
+	}
+	if a, b := f.members["a"], f.members["b"]; a.paused() || !b.paused() {
+		t.Errorf("paused: a %v, b %v; want only b: a (publish-only) selects b but is sent nothing", a.paused(), b.paused())
+	}
+}
+
 func TestAdminMute(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	a, b := f.join("a", true), f.join("b", true)

@@ -22,7 +22,9 @@ func (s *state) reselect(now time.Time) {
 	for _, m := range s.sorted() {
 		n := effectiveN(s.settings.LastN, m.wantN)
 		sel := lastn.Select(orderFor(order, m), lastn.ID(m.info.ID), m.pinned, n)
-		selections = append(selections, sel)
+		if m.perms.Subscribe { // one who is sent no media watches nobody: it keeps no sender unpaused
+			selections = append(selections, sel)
+		}
 		for up, d := range m.downs {
 			if up.Kind() != webrtc.RTPCodecTypeVideo {
 				continue
