@@ -161,7 +161,7 @@ func (s *Session) join(j *signal.Join) error {
 		ICEServers:  iceServers(s.deps.Engine),
 		Permissions: &s.perms,
 	}
-	info := signal.Participant{ID: s.id, Name: s.name}
+	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE}
 	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote)})
 	if err != nil {
 		return joinError(err, s.deps.Limits)

@@ -50,6 +50,9 @@ type Participant struct {
 	HandRaised bool   `json:"handRaised,omitempty"` // raise-hand; absent when lowered
 	// Screen is the source id of its screen share while it shares (ScreenSource).
 	Screen string `json:"screen,omitempty"`
+	// E2EE: it says it encrypts its media end to end (docs/e2ee.md); the
+	// server cannot check it and learns nothing more.
+	E2EE bool `json:"e2ee,omitempty"`
 }
 
 // ICEServer mirrors RTCIceServer.
@@ -74,6 +77,8 @@ type Join struct {
 	Name    string  `json:"name"`
 	Token   string  `json:"token,omitempty"`
 	Resume  *Resume `json:"resume,omitempty"`
+	// E2EE announces that this participant encrypts its media end to end.
+	E2EE bool `json:"e2ee,omitempty"`
 }
 
 // SDP is an offer or an answer for one of the two peer connections.

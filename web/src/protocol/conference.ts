@@ -43,6 +43,7 @@ import {
   type VideoConstraint,
   type WelcomeMessage,
 } from './messages';
+import type { EndToEnd } from './e2ee/client';
 import { captureEncodings } from './layers';
 import { PeerLink } from './peer';
 import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
@@ -233,6 +234,11 @@ export interface ConferenceOptions {
   /** setConstraints() changes are collected this long before one `constraints` message; default 200 ms. */
   constraintsDelayMs?: number;
   logger?: Logger;
+  /**
+   * End-to-end encryption (docs/e2ee.md): transforms on every sender and
+   * receiver, and `e2ee: true` in `join`. Absent: media as before.
+   */
+  e2ee?: EndToEnd;
 }
 
 const consoleLogger: Logger = {
@@ -344,6 +350,9 @@ export class Conference {
   off<K extends keyof ConferenceEvents>(type: K, fn: (event: ConferenceEvents[K]) => void): void {
     this.emitter.off(type, fn);
   }
+
+  /** Receivers with an end-to-end encryption transform, and the source each carries now. */
+  private readonly e2eeReceivers = new Map<unknown, TrackRef>();
 
   /** Own participant id from the last `welcome`, or null before the first one. */
   get id(): string | null {
@@ -563,6 +572,7 @@ export class Conference {
     if (s?.welcomed && s.publish) {
       s.screen = addScreenTransceivers(s.publish.pc, stream);
       if (s.screen) this.preferVp8(s.screen.video);
+      this.encryptScreen(s);
       this.offerPublish(s);
     }
     this.emitter.emit('screen-share', { sharing: true });
@@ -727,6 +737,7 @@ export class Conference {
       };
       if (this.opts.token !== undefined) join.token = this.opts.token;
       if (this.resume) join.resume = this.resume;
+      if (this.opts.e2ee) join.e2ee = true;
       this.send(s, join);
       this.schedulePing(s);
     };
@@ -812,6 +823,7 @@ export class Conference {
       }
     }
     this.trackIndex.clear();
+    this.e2eeReceivers.clear();
     this.midIndex.clear();
   }
 
@@ -930,6 +942,7 @@ export class Conference {
     this.everWelcomed = true;
     this.attempt = 0;
     this.ownId = msg.id;
+    this.opts.e2ee?.setSelf(msg.id);
     this.resume = msg.resume;
     this.emitter.emit('welcome', { id: msg.id, room: msg.room, resumed });
     this.reconcile(msg.participants);
@@ -952,13 +965,14 @@ export class Conference {
       this.emitter.emit('bandwidth', { stats: null });
     }
 
-    const config: PeerConnectionConfig = { iceServers: msg.iceServers };
+    const config: PeerConnectionConfig = { ...this.opts.e2ee?.peerConfig, iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
     s.videoSender = this.addLocalTransceivers(s, s.publish.pc);
     if (this.screenStream) {
       s.screen = addScreenTransceivers(s.publish.pc, this.screenStream);
       if (s.screen) this.preferVp8(s.screen.video);
+      this.encryptScreen(s);
     }
     this.offerPublish(s);
     // A resumed session may carry a stale mute state; always restate ours then.
@@ -1059,6 +1073,11 @@ export class Conference {
     const participant = { ...p };
     const previous = this.people.get(p.id);
     this.people.set(p.id, participant);
+    if (!previous || previous.e2ee !== p.e2ee || previous.screen !== p.screen) {
+      for (const [receiver, ref] of this.e2eeReceivers) {
+        if (ref.participantId === p.id || ref.participantId === p.screen) this.bindReceiver(receiver, ref);
+      }
+    }
     if (previous?.screen && previous.screen !== p.screen) this.forgetSource(previous.screen);
     if (!previous) {
       this.emitter.emit('participant-joined', { participant: { ...participant } });
@@ -1096,6 +1115,7 @@ export class Conference {
     if (tracks?.audio) this.dropTrack(id, 'audio');
     if (tracks?.video) this.dropTrack(id, 'video');
     this.remote.delete(id);
+    this.opts.e2ee?.rotate(); // who left keeps no key to our next frames
     this.emitter.emit('participant-left', { id, participant: { ...p } });
   }
 
@@ -1164,7 +1184,31 @@ export class Conference {
     s.audioSender = pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams }).sender ?? null;
     const vt = this.addVideoTransceiver(pc, video ?? 'video', streams);
     this.preferVp8(vt);
+    if (s.audioSender) this.opts.e2ee?.sender(s.audioSender, 'audio');
+    if (vt.sender) this.opts.e2ee?.sender(vt.sender, 'video');
     return vt.sender ?? null;
+  }
+
+  private encryptScreen(s: Session): void {
+    const e2ee = this.opts.e2ee;
+    if (!e2ee || !s.screen) return;
+    if (s.screen.video.sender) e2ee.sender(s.screen.video.sender, 'video');
+    if (s.screen.audio?.sender) e2ee.sender(s.screen.audio.sender, 'audio');
+  }
+
+  /**
+   * Tells end-to-end encryption whose media a receiver carries. A source whose
+   * participant is not known yet counts as encrypting (its frames are dropped,
+   * not shown undecrypted) until it is (upsertParticipant binds again).
+   */
+  private bindReceiver(receiver: unknown, ref: TrackRef): void {
+    const owner = this.ownerOf(ref.participantId);
+    this.opts.e2ee?.receiver(receiver, ref.kind, owner?.id ?? ref.participantId, owner ? owner.e2ee === true : true);
+  }
+
+  /** The participant a source (participant id or its screen share's) belongs to. */
+  private ownerOf(source: string): Participant | undefined {
+    return this.people.get(source) ?? [...this.people.values()].find((p) => p.screen === source);
   }
 
   /**
@@ -1407,6 +1451,10 @@ export class Conference {
       this.trackGone(track);
     }
     this.trackIndex.set(track.id, ref);
+    if (this.opts.e2ee && ev.receiver) {
+      this.e2eeReceivers.set(ev.receiver, ref);
+      this.bindReceiver(ev.receiver, ref);
+    }
     const mid = ev.transceiver?.mid;
     if (mid) this.midIndex.set(mid, ref);
 

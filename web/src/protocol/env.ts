@@ -28,6 +28,8 @@ export interface TrackEventLike {
   readonly track: MediaStreamTrack;
   readonly streams: readonly MediaStream[];
   readonly transceiver?: { readonly mid: string | null } | null;
+  /** The RTCRtpReceiver (for end-to-end encryption's transform). */
+  readonly receiver?: unknown;
 }
 
 export interface CodecLike {

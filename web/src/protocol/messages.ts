@@ -264,6 +264,7 @@ function participant(v: unknown): Participant | undefined {
   const screen = str(v, 'screen');
   if (screen) p.screen = screen;
   if (bool(v, 'handRaised')) p.handRaised = true;
+  if (bool(v, 'e2ee')) p.e2ee = true;
   return p;
 }
 

@@ -238,6 +238,11 @@ export class Gallery {
     c.on('bandwidth', () => this.showLayers());
   }
 
+  /** The tile of a remote participant or screen share. */
+  tile(id: string): Tile | undefined {
+    return this.tiles.get(id);
+  }
+
   /** A participant's tile, and its screen share's while it shares (a tile of its own). */
   private addParticipant(p: Participant): void {
     this.addTile(p);

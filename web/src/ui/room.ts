@@ -17,6 +17,8 @@ import { shareButton } from './share';
 import { openLocalMedia, type VideoSize } from './media';
 import type { JoinChoice } from './prejoin';
 import { sidePanels } from './side';
+import { e2eeView } from './e2ee';
+import { E2ee, e2eeMode, passphraseFromHash } from '../protocol/e2ee/client';
 
 export interface RoomOptions {
   room: string;
@@ -79,12 +81,14 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   const hasAudio = (stream?.getAudioTracks().length ?? 0) > 0;
   const hasVideo = (stream?.getVideoTracks().length ?? 0) > 0;
 
+  const e2ee = startE2ee(opts.room);
   const conference = new Conference({
     room: opts.room,
     name: opts.name,
     localStream: stream,
     simulcast: opts.simulcast ?? true,
     token: opts.token,
+    ...(e2ee ? { e2ee } : {}),
   });
   const bandwidthLog = new BandwidthLog(conference);
   window.podium = {
@@ -130,6 +134,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     },
   });
   const localTile = gallery.localTile;
+  const lock = e2eeView(conference, (id) => gallery.tile(id), e2ee);
   enableSound.addEventListener('click', () => gallery.retryAudio());
 
   const side = sidePanels({
@@ -157,6 +162,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
       h('a', { class: 'brand', text: 'Podium', attrs: { href: '/' } }),
       h('h1', { class: 'room-title', text: opts.room }),
       status,
+      lock,
       bandwidthIndicator(conference),
       enableSound,
     ),
@@ -248,6 +254,15 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   renderControls();
   renderStatus();
   conference.join();
+}
+
+/** End-to-end encryption when the link carries #e2ee=<passphrase> (never sent to the server). */
+function startE2ee(room: string): E2ee | null {
+  const passphrase = passphraseFromHash(location.hash);
+  if (passphrase === null) return null;
+  const mode = e2eeMode();
+  if (mode === null) throw new Error('this browser cannot encrypt media end to end (it has no encoded transforms)');
+  return new E2ee(passphrase, room, mode);
 }
 
 function showEnded(root: HTMLElement, opts: RoomOptions, message: string): void {

@@ -17,6 +17,7 @@ export interface TileOptions {
 
 export const PAUSED_TEXT = 'Your video is paused — nobody is watching';
 export const SUSPENDED_TEXT = 'Paused — low bandwidth';
+export const CANNOT_DECRYPT_TEXT = 'Cannot decrypt — end-to-end encrypted with another key';
 
 export class Tile {
   readonly el: HTMLDivElement;
@@ -34,6 +35,9 @@ export class Tile {
   private name = '';
   private videoTrack: MediaStreamTrack | null = null;
   private audioTrack: MediaStreamTrack | null = null;
+  /** End-to-end encrypted media we cannot decrypt: neither played nor shown. */
+  private undecryptable = false;
+  private decryptNote: HTMLDivElement | null = null;
 
   constructor(opts: TileOptions) {
     const local = opts.participantId === undefined;
@@ -201,6 +205,7 @@ export class Tile {
       c.contains('video-muted') && 'camera off',
       this.qualityText,
       this.pinnable && c.contains('pinned') && 'pinned',
+      this.undecryptable && 'cannot decrypt',
     ].filter(Boolean);
     this.el.setAttribute('aria-label', [this.name, ...states].join(', '));
     if (!this.pinnable) return;
@@ -223,9 +228,28 @@ export class Tile {
   setVideoTrack(track: MediaStreamTrack | null): void {
     if (track === this.videoTrack) return;
     this.videoTrack = track;
-    this.video.srcObject = track ? new MediaStream([track]) : null;
+    this.video.srcObject = track && !this.undecryptable ? new MediaStream([track]) : null;
     this.el.classList.toggle('no-video', track === null);
     if (track) this.video.play()?.catch(() => {});
+  }
+
+  /**
+   * Remote tile whose end-to-end encrypted media we cannot decrypt (no key, a
+   * wrong key): says so, shows no picture and plays no sound.
+   */
+  setUndecryptable(on: boolean): void {
+    if (on === this.undecryptable) return;
+    this.undecryptable = on;
+    if (!this.decryptNote) {
+      this.decryptNote = h('div', { class: 'decrypt-note', text: CANNOT_DECRYPT_TEXT });
+      this.el.append(this.decryptNote);
+    }
+    this.decryptNote.hidden = !on;
+    this.el.classList.toggle('cannot-decrypt', on);
+    this.video.srcObject = this.videoTrack && !on ? new MediaStream([this.videoTrack]) : null;
+    if (this.videoTrack && !on) this.video.play()?.catch(() => {});
+    if (this.audio) this.audio.muted = on;
+    this.updateTitle();
   }
 
   /** Attaches remote audio; resolves false when autoplay policy blocked playback. */

@@ -271,6 +271,11 @@ export interface Participant {
   handRaised?: boolean;
   /** Screen is the source id of its screen share while it shares (ScreenSource). */
   screen?: string;
+  /**
+   * E2EE: it says it encrypts its media end to end (docs/e2ee.md); the
+   * server cannot check it and learns nothing more.
+   */
+  e2ee?: boolean;
 }
 
 /** ICEServer mirrors RTCIceServer. */
@@ -296,6 +301,8 @@ export interface Join {
   name: string;
   token?: string;
   resume?: Resume;
+  /** E2EE announces that this participant encrypts its media end to end. */
+  e2ee?: boolean;
 }
 
 /** SDP is an offer or an answer for one of the two peer connections. */

@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// heard is the loudest audioLevel b's page reported for each participant
+// over a few samples (speech from withMicrophone(true) reaches > 0.1; frames
+// dropped undecrypted leave only concealment, ~0).
+func heard(b *Browser, samples int) (map[string]float64, error) {
+	out := map[string]float64{}
+	for i := 0; i < samples; i++ {
+		rows, err := b.inboundAudio()
+		if err != nil {
+			return nil, err
+		}
+		for id, l := range rows {
+			out[id] = max(out[id], l)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return out, nil
+}
+
+func (b *Browser) inboundAudio() (map[string]float64, error) {
+	var rows []struct {
+		ParticipantID string  `json:"participantId"`
+		Kind          string  `json:"kind"`
+		AudioLevel    float64 `json:"audioLevel"`
+	}
+	err := b.eval(`window.podium ? window.podium.stats().then(s => s.inbound) : []`, &rows)
+	out := map[string]float64{}
+	for _, r := range rows {
+		if r.Kind == "audio" {
+			out[r.ParticipantID] = r.AudioLevel
+		}
+	}
+	return out, err
+}
+
+// e2eeState is what a page shows of end-to-end encryption.
+type e2eeState struct {
+	Lock          bool     `json:"lock"`
+	CannotDecrypt []string `json:"cannotDecrypt"` // tiles saying so
+	Notes         []string `json:"notes"`         // their visible notes' text
+}
+
+func (b *Browser) e2ee() (e2eeState, error) {
+	var s e2eeState
+	err := b.eval(`(() => {
+		const lock = document.querySelector('.e2ee-lock');
+		const tiles = [...document.querySelectorAll('.tile.cannot-decrypt[data-participant-id]')];
+		return {lock: !!lock && !lock.hidden,
+			cannotDecrypt: tiles.map(t => t.dataset.participantId),
+			notes: tiles.map(t => { const n = t.querySelector('.decrypt-note'); return n && !n.hidden ? n.textContent : ''; })};
+	})()`, &s)
+	return s, err
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// cannotDecrypt: b's tiles of every participant in ids say they cannot be
+// decrypted, b shows none of their colours, and their video still arrives
+// (so it is the encryption that keeps the picture away, not a missing stream).
+func cannotDecrypt(b *Browser, ps ...who) func() (bool, string) {
+	return func() (bool, string) {
+		s, err := b.e2ee()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range ps {
+			if !contains(s.CannotDecrypt, p.ID) {
+				return false, fmt.Sprintf("%s: %s's tile does not say it cannot decrypt (%+v)", b.name, p, s)
+			}
+		}
+		for _, n := range s.Notes {
+			if !strings.Contains(n, "Cannot decrypt") {
+				return false, fmt.Sprintf("%s: note %q", b.name, n)
+			}
+		}
+		return true, ""
+	}
+}
+
+// showsNoneOf fails the test if any of b's tiles shows one of ps's colours, sampled
+// for d.
+func showsNoneOf(t *testing.T, b *Browser, d time.Duration, ps ...who) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(150 * time.Millisecond) {
+		got, err := b.tileColours()
+		if err != nil {
+			t.Fatalf("%s: %v", b.name, err)
+		}
+		for id, s := range got {
+			c, dist := nearest(s.R, s.G, s.B)
+			for _, p := range ps {
+				if p.ID == id || c == p.Colour && dist <= maxColourDistance {
+					t.Fatalf("%s shows a picture in %s's tile (rgb %.0f,%.0f,%.0f, nearest %s): it cannot have the key", b.name, id, s.R, s.G, s.B, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// packetsFrom: b receives video packets of every p (the SFU forwards them).
+func packetsFrom(b *Browser, ps ...who) func() (bool, string) {
+	return func() (bool, string) {
+		first, err := b.inbound()
+		if err != nil {
+			return false, err.Error()
+		}
+		time.Sleep(500 * time.Millisecond)
+		second, err := b.inbound()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range ps {
+			var before, after int
+			for _, r := range first {
+				if r.ParticipantID == p.ID && r.Kind == "video" {
+					before = r.PacketsReceived
+				}
+			}
+			for _, r := range second {
+				if r.ParticipantID == p.ID && r.Kind == "video" {
+					after = r.PacketsReceived
+				}
+			}
+			if after <= before {
+				return false, fmt.Sprintf("%s: no video packets of %s: %s", b.name, p, describe(second))
+			}
+		}
+		return true, ""
+	}
+}
+
+// hears: b's audio of every p carries speech (decrypted: undecryptable frames
+// are dropped and leave silence).
+func hears(b *Browser, ps ...who) func() (bool, string) {
+	return func() (bool, string) {
+		levels, err := heard(b, 10)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range ps {
+			if levels[p.ID] < 0.05 {
+				return false, fmt.Sprintf("%s: %s's audio level at most %.3f: %v", b.name, p, levels[p.ID], levels)
+			}
+		}
+		return true, ""
+	}
+}
+
+// End-to-end encryption through the SFU (docs/e2ee.md). Ann and Bob join with
+// the same #e2ee= passphrase: they see each other's colour and hear each
+// other's speech, and show the lock badge. Cid joins without one: his tiles of
+// Ann and Bob say "cannot decrypt" and never show a picture while their
+// packets arrive; Ann and Bob see Cid (he announced no encryption) and lose
+// the lock. Cid's browser then joins again as Dee with a wrong passphrase:
+// the same as Cid, and Ann and Bob cannot decrypt Dee either, while still
+// seeing each other.
+func TestE2EEThroughTheSFU(t *testing.T) {
+	srv := startServer(t)
+	base := srv.URL() + "e2e-e2ee?video=320x180&name="
+	const secret = "#e2ee=correct%20horse%20battery"
+	ann := who{Name: "Ann", Colour: red}
+	bob := who{Name: "Bob", Colour: green}
+	cid := who{Name: "Cid", Colour: blue}
+	a := launch(t, "Ann", camera(t, red, 320, 180), autoplay)
+	a.withMicrophone(true)
+	b := launch(t, "Bob", camera(t, green, 320, 180), autoplay)
+	b.withMicrophone(true)
+	ann.ID = a.join(base, ann.Name+secret)
+	bob.ID = b.join(base, bob.Name+secret)
+
+	took := within(t, "Ann and Bob see each other's colour", 20*time.Second, func() (bool, string) {
+		if ok, why := showsWho(a, bob); !ok {
+			return false, why
+		}
+		return showsWho(b, ann)
+	})
+	t.Logf("Ann and Bob decode each other's encrypted video (after %v)", took.Round(time.Millisecond))
+	within(t, "Ann and Bob hear each other", 10*time.Second, func() (bool, string) {
+		if ok, why := hears(a, bob)(); !ok {
+			return false, why
+		}
+		return hears(b, ann)()
+	})
+	within(t, "Ann and Bob show the lock", 3*time.Second, func() (bool, string) {
+		sa, err1 := a.e2ee()
+		sb, err2 := b.e2ee()
+		return err1 == nil && err2 == nil && sa.Lock && sb.Lock && len(sa.CannotDecrypt)+len(sb.CannotDecrypt) == 0,
+			fmt.Sprintf("Ann %+v %v, Bob %+v %v", sa, err1, sb, err2)
+	})
+
+	c := launch(t, "Cid", camera(t, blue, 320, 180), autoplay)
+	c.withMicrophone(true)
+	cid.ID = c.join(base, cid.Name)
+	within(t, "Cid's tiles of Ann and Bob say cannot decrypt", 5*time.Second, cannotDecrypt(c, ann, bob))
+	within(t, "Cid receives Ann's and Bob's video packets", 10*time.Second, packetsFrom(c, ann, bob))
+	showsNoneOf(t, c, 3*time.Second, ann, bob)
+	within(t, "Ann and Bob see Cid (unencrypted) and each other, without the lock", 15*time.Second, func() (bool, string) {
+		for _, x := range []*Browser{a, b} {
+			s, err := x.e2ee()
+			if err != nil || s.Lock {
+				return false, fmt.Sprintf("%s: %+v %v", x.name, s, err)
+			}
+		}
+		if ok, why := showsWho(a, bob, cid); !ok {
+			return false, why
+		}
+		return showsWho(b, ann, cid)
+	})
+	t.Logf("Cid (no passphrase): both tiles say cannot decrypt, no picture of Ann or Bob over 3 s while their packets arrive")
+
+	// The same browser with a wrong passphrase, as Dee.
+	dee := who{Name: "Dee", Colour: blue}
+	dee.ID = c.join(base, dee.Name+"#e2ee=wrong%20horse")
+	within(t, "Dee's tiles of Ann and Bob say cannot decrypt", 8*time.Second, cannotDecrypt(c, ann, bob))
+	within(t, "Dee receives Ann's and Bob's video packets", 10*time.Second, packetsFrom(c, ann, bob))
+	showsNoneOf(t, c, 3*time.Second, ann, bob)
+	if levels, err := heard(c, 10); err != nil || levels[ann.ID] > 0.01 || levels[bob.ID] > 0.01 {
+		t.Fatalf("Dee hears Ann or Bob with a wrong key: %v %v", levels, err)
+	}
+	within(t, "Ann and Bob cannot decrypt Dee, see each other, and show the lock", 8*time.Second, func() (bool, string) {
+		for _, x := range []*Browser{a, b} {
+			if ok, why := cannotDecrypt(x, dee)(); !ok {
+				return false, why
+			}
+			if s, err := x.e2ee(); err != nil || !s.Lock {
+				return false, fmt.Sprintf("%s: %+v %v", x.name, s, err)
+			}
+		}
+		if ok, why := showsWho(a, bob); !ok {
+			return false, why
+		}
+		return showsWho(b, ann)
+	})
+	showsNoneOf(t, a, time.Second, dee)
+	t.Logf("Dee (wrong passphrase): both tiles say cannot decrypt, no picture or sound of Ann or Bob; Ann and Bob cannot decrypt Dee")
+}
