@@ -79,8 +79,9 @@ func (b *lockedBuffer) String() string {
 
 // launchFirefox starts firefox-esr with its fake camera and microphone
 // (media.navigator.streams.fake); extra page scripts (a coloured camera, a
-// switchable microphone) go in before the first page.
-func launchFirefox(t *testing.T, name string) *Browser {
+// switchable microphone) go in before the first page. driverArgs go to
+// driver.mjs after the profile ("default-ice").
+func launchFirefox(t *testing.T, name string, driverArgs ...string) *Browser {
 	t.Helper()
 	exe := firefoxPath(t)
 	node, err := exec.LookPath("node")
@@ -94,7 +95,7 @@ func launchFirefox(t *testing.T, name string) *Browser {
 	if _, err := os.Stat(filepath.Join("firefox", "node_modules", "puppeteer-core")); err != nil {
 		skipOrFail(t, "%s", "puppeteer-core not installed: run `make e2e-deps` (npm ci in e2e/firefox)")
 	}
-	cmd := exec.Command(node, script, exe, t.TempDir())
+	cmd := exec.Command(node, append([]string{script, exe, t.TempDir()}, driverArgs...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

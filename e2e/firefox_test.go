@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
+
+	"github.com/podium-sfu/podium/internal/config"
 )
 
 // decodesSized waits until b decodes new frames of id's video whose width
@@ -170,4 +173,40 @@ func TestFirefoxInAMixedRoom(t *testing.T) {
 	if tiles, err := fox.tiles(); err != nil || len(tiles) != 2 {
 		t.Errorf("Firefox's tiles after the reconnect = %v (%v), want exactly two", tiles, err)
 	}
+}
+
+// A new user's Firefox (default ICE prefs: no loopback candidates, host
+// addresses as mDNS names) in a room of the default server, which announces
+// every local address, loopback included: Firefox receives. Before, pion, the
+// controlling agent of the subscribe connection, nominated the pair from its
+// 127.0.0.1 to Firefox's LAN address, which Firefox never validates: Firefox's
+// subscribe connection stayed checking and it saw nobody (issue 12).
+func TestFirefoxWithDefaultICEPrefs(t *testing.T) {
+	firefoxPath(t)
+	if !hasLANAddress() {
+		skipOrFail(t, "%s", "no non-loopback IPv4 address: Firefox without loopback candidates cannot reach the server")
+	}
+	srv := startServerWith(t, func(c *config.Config) { c.MediaIPs = nil }) // every local address, as `podium serve`
+	base := srv.URL() + "e2e-firefox-ice?name="
+	chrome := launch(t, "Chromium", camera(t, green, 320, 180), autoplay)
+	fox := launchFirefox(t, "Firefox", "default-ice")
+	fox.addScript(canvasCamera(magenta, 320, 180))
+	c := who{Name: "Chromium", ID: chrome.join(base, "Chromium&video=320x180"), Colour: green}
+	f := who{Name: "Firefox", ID: fox.join(base, "Firefox&video=320x180"), Colour: magenta}
+	within(t, "Firefox decodes Chromium", 15*time.Second, func() (bool, string) { return rising(fox, []string{c.ID}) })
+	within(t, "Chromium decodes Firefox", 10*time.Second, func() (bool, string) { return rising(chrome, []string{f.ID}) })
+	within(t, "Firefox's tile of Chromium shows Chromium", 5*time.Second, func() (bool, string) { return showsWho(fox, c) })
+}
+
+func hasLANAddress() bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return true
+		}
+	}
+	return false
 }

@@ -7,12 +7,19 @@
 //                                      answers {"id":3,"value":<its JSON>}
 //   {"id":4,"op":"console"}            the console lines logged since the last call
 // Errors answer {"id":N,"error":"..."}. End of stdin closes the browser.
-// The first argument is Firefox's executable, the second a profile directory.
+// The first argument is Firefox's executable, the second a profile directory;
+// a third, "default-ice", leaves Firefox's ICE prefs as a new user has them (no
+// loopback candidates, host addresses hidden behind mDNS names).
 
 import { createInterface } from 'node:readline';
 import puppeteer from 'puppeteer-core';
 
-const [executablePath, userDataDir] = process.argv.slice(2);
+const [executablePath, userDataDir, ice] = process.argv.slice(2);
+// The SFU of most tests announces 127.0.0.1 only: gather loopback candidates, plainly.
+const loopbackICE = {
+  'media.peerconnection.ice.loopback': true,
+  'media.peerconnection.ice.obfuscate_host_addresses': false,
+};
 
 const browser = await puppeteer.launch({
   browser: 'firefox',
@@ -24,9 +31,7 @@ const browser = await puppeteer.launch({
     // A fake camera and microphone, no permission prompt.
     'media.navigator.streams.fake': true,
     'media.navigator.permission.disabled': true,
-    // The SFU announces 127.0.0.1 only: gather loopback candidates, plainly.
-    'media.peerconnection.ice.loopback': true,
-    'media.peerconnection.ice.obfuscate_host_addresses': false,
+    ...(ice === 'default-ice' ? {} : loopbackICE),
     // Remote videos and WebAudio play without a user gesture.
     'media.autoplay.default': 0,
     'media.autoplay.blocking_policy': 0,

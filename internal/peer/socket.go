@@ -1,8 +1,11 @@
 package peer
 
 import (
+	"errors"
 	"net"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/transport/v4"
@@ -21,6 +24,9 @@ type observingNet struct {
 	arrivals *arrivals
 	stamps   *latency.Stamps
 	guard    *guard
+	// bound: the addresses of our sockets (copied on write; read per datagram).
+	bound atomic.Pointer[[]netip.Addr]
+	mu    sync.Mutex // one writer of bound at a time
 }
 
 func newObservingNet(a *arrivals, stamps *latency.Stamps, g *guard) (*observingNet, error) {
@@ -37,8 +43,28 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 	if err != nil {
 		return nil, err
 	}
-	return &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c)}, nil
+	local := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap()
+	n.mu.Lock()
+	bound := append([]netip.Addr{local}, n.boundAddrs()...)
+	n.bound.Store(&bound)
+	n.mu.Unlock()
+	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c)}
+	if local.IsLoopback() {
+		conn.siblings = n
+	}
+	return conn, nil
 }
+
+func (n *observingNet) boundAddrs() []netip.Addr {
+	if b := n.bound.Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
+// errUseSibling refuses a datagram from a loopback socket to an address one of
+// our other sockets is bound to.
+var errUseSibling = errors.New("from loopback to an address of our own: its socket sends")
 
 // observingConn implements ice.AddrPortReaderWriter, which the UDP mux reads
 // through, as well as ReadFrom.
@@ -49,7 +75,16 @@ type observingConn struct {
 	stamps     *latency.Stamps
 	guard      *guard
 	kernelTime bool // datagrams carry the kernel's arrival stamp
-	oob        [rxOOBSize]byte
+	// siblings, for a socket on a loopback address: it sends nothing to an
+	// address another of our sockets is bound to (a browser on this host). Else,
+	// as the controlling agent (subscribe connections), pion may nominate the
+	// pair 127.0.0.1 → the browser's LAN address, equal in priority to the pair
+	// of the LAN addresses, and Firefox never validates a pair with a loopback
+	// address unless media.peerconnection.ice.loopback: its subscribe connection
+	// stayed checking. Refused, that pair fails and the other is nominated. With
+	// no socket on the LAN address (media on 127.0.0.1 only) loopback serves it.
+	siblings *observingNet
+	oob      [rxOOBSize]byte
 }
 
 // observe shows datagram b to the feedback with the time it reached the host
@@ -93,7 +128,32 @@ func (c *observingConn) read(b []byte) (int, netip.AddrPort, error) {
 }
 
 func (c *observingConn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, error) {
+	if c.siblings != nil && c.ownAddress(addr.Addr()) {
+		return 0, errUseSibling
+	}
 	return c.UDPConn.WriteToUDPAddrPort(b, addr)
+}
+
+// WriteTo is WriteToAddrPort for writers with a net.Addr.
+func (c *observingConn) WriteTo(b []byte, addr net.Addr) (int, error) {
+	if u, ok := addr.(*net.UDPAddr); ok && c.siblings != nil && c.ownAddress(u.AddrPort().Addr()) {
+		return 0, errUseSibling
+	}
+	return c.UDPConn.WriteTo(b, addr)
+}
+
+// ownAddress: a is not loopback and one of our sockets is bound to it.
+func (c *observingConn) ownAddress(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() {
+		return false
+	}
+	for _, b := range c.siblings.boundAddrs() {
+		if b == a {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadFrom is ReadFromAddrPort for readers that want a net.Addr.
