@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pion/webrtc/v4"
 )
 
 // heard is the loudest audioLevel b's page reported for each participant
@@ -205,7 +207,11 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 
 	c := launch(t, "Cid", camera(t, blue, 320, 180), autoplay)
 	c.withMicrophone(true)
+	// What the SFU forwards from here on (Cid's joining brings keyframes) is
+	// checked below.
+	tapped := tapForwarded(t, ann.ID)
 	cid.ID = c.join(base, cid.Name)
+	tapped.add(cid.ID)
 	within(t, "Cid's tiles of Ann and Bob say cannot decrypt", 5*time.Second, cannotDecrypt(c, ann, bob))
 	within(t, "Cid receives Ann's and Bob's video packets", 10*time.Second, packetsFrom(c, ann, bob))
 	showsNoneOf(t, c, 3*time.Second, ann, bob)
@@ -222,6 +228,29 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 		return showsWho(b, ann, cid)
 	})
 	t.Logf("Cid (no passphrase): both tiles say cannot decrypt, no picture of Ann or Bob over 3 s while their packets arrive")
+
+	// The blind SFU: what it forwards of Ann (encrypted) does not decode, what it
+	// forwards of Cid (not encrypted) does, checked alike.
+	tapped.stop()
+	dir := t.TempDir()
+	plain := decodeForwarded(t, dir, tapped.of(cid.ID, webrtc.RTPCodecTypeVideo), cid)
+	if plain.Frames < 30 || plain.Errors > 0 || plain.Matching*10 < plain.Pictures*9 || plain.Pictures < plain.Frames*9/10 {
+		t.Fatalf("the SFU's forwarded VP8 of unencrypted Cid does not decode to Cid's picture: %s", plain.Detail)
+	}
+	sealed := decodeForwarded(t, dir, tapped.of(ann.ID, webrtc.RTPCodecTypeVideo), ann)
+	if sealed.Frames < 30 || sealed.Matching > 0 || sealed.Errors == 0 && sealed.Pictures > 0 {
+		t.Fatalf("the SFU's forwarded VP8 of encrypted Ann decodes: %s", sealed.Detail)
+	}
+	t.Logf("blind SFU, video: %s; %s", plain.Detail, sealed.Detail)
+	annAudio, cidAudio := tapped.of(ann.ID, webrtc.RTPCodecTypeAudio), tapped.of(cid.ID, webrtc.RTPCodecTypeAudio)
+	if len(annAudio) < 50 || len(cidAudio) < 50 || opusTOCShare(cidAudio) < 0.5 || opusTOCShare(annAudio) > 0.1 {
+		t.Fatalf("blind SFU, audio: %d/%d packets of Ann/Cid, share of the commonest first byte (Opus TOC) Ann %.2f, Cid %.2f",
+			len(annAudio), len(cidAudio), opusTOCShare(annAudio), opusTOCShare(cidAudio))
+	}
+	lo, hi, mean := trailerSizes(annAudio)
+	t.Logf("blind SFU, audio: commonest first byte (Opus TOC) in %.0f %% of Cid's payloads, %.0f %% of Ann's; "+
+		"e2ee adds %d-%d bytes (mean %.1f) to each of Ann's %d audio packets (tag 16 + KID, CTR, config)",
+		100*opusTOCShare(cidAudio), 100*opusTOCShare(annAudio), lo, hi, mean, len(annAudio))
 
 	// The same browser with a wrong passphrase, as Dee.
 	dee := who{Name: "Dee", Colour: blue}

@@ -254,6 +254,7 @@ func (u *UpTrack) forward(pkt *Packet) {
 		}
 	}
 	if sent > 0 {
+		u.tapped(pkt)
 		u.stats.Forwarded.Add(uint64(sent))
 		if u.p.Meter != nil {
 			u.p.Meter.forwarded(sent, len(pkt.Payload))
