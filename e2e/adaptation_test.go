@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/podium-sfu/podium/internal/bench"
 	"github.com/podium-sfu/podium/internal/server"
 )
@@ -46,9 +48,14 @@ func newRig(t *testing.T, room string) *rig {
 		t.Skip("slow: browsers behind a shaped link")
 	}
 	link := newShapedLink(t) // before the server: its media port binds the link's address
-	srv := startServerReachableFrom(t, link)
+	return startRig(t, room, link, startServerReachableFrom(t, link))
+}
+
+// startRig joins a sender (on the host; senderOpts add to its launch options)
+// and the receiver behind link to srv's room, the receiver's stage on the sender.
+func startRig(t *testing.T, room string, link *Link, srv *server.Server, senderOpts ...chromedp.ExecAllocatorOption) *rig {
 	base := srv.URL() + room + "?name="
-	sender := launch(t, "Sender", secureOrigin(srv))
+	sender := launch(t, "Sender", append([]chromedp.ExecAllocatorOption{secureOrigin(srv)}, senderOpts...)...)
 	senderID := sender.join(base, "Sender")
 	receiver := launchIn(t, link, "Receiver")
 	receiver.join(base, "Receiver")

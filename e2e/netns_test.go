@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
@@ -39,8 +38,11 @@ type Link struct {
 	HostIP  netip.Addr // on HostDev: where the server listens
 	NSIP    netip.Addr // on NSDev: the browser's only address
 
-	delay  time.Duration // base one-way delay of the downlink (withBaseDelay)
-	capped bool          // a tbf is installed (Cap; Uncap keeps a fast one)
+	// MediaIP, with behindRelay, is a host address the namespace has no route
+	// to: the server's media listens there for the relay (relay_test.go).
+	MediaIP netip.Addr
+	relayed bool
+	capped  bool // a tbf is installed (Cap; Uncap keeps a fast one)
 }
 
 // LinkOption changes a link when it is created.
@@ -54,8 +56,9 @@ var staleName = regexp.MustCompile(`^(?:podium-|pdh)(\d+)-\d+$`)
 
 // Links of all processes take their /30 from 10.213.0.0/16, under a file lock.
 const (
-	subnetBase  = 10<<24 | 213<<16
-	subnetCount = 1 << 14
+	subnetBase      = 10<<24 | 213<<16
+	subnetCount     = 1 << 14
+	relaySubnetBase = 10<<24 | 214<<16 // Link.MediaIP
 )
 
 // newShapedLink creates a namespace with a veth pair to the host, addresses from
@@ -107,8 +110,10 @@ func newShapedLink(t *testing.T, opts ...LinkOption) *Link {
 	l.run(l.ip, "-n", l.NS, "addr", "add", nsCIDR, "dev", l.NSDev)
 	l.run(l.ip, "-n", l.NS, "link", "set", l.NSDev, "up")
 	l.run(l.ip, "-n", l.NS, "link", "set", "lo", "up")
-	if l.delay > 0 {
-		l.applyRoot(0)
+	if l.relayed {
+		// From a /16 of its own, at the /30's index: unique while the /30 is.
+		l.MediaIP = addr4(uint32(relaySubnetBase + 4*k + 1))
+		l.run(l.ip, "addr", "add", l.MediaIP.String()+"/32", "dev", l.HostDev)
 	}
 	t.Logf("link %s: host %s %s, namespace %s %s", l.NS, l.HostDev, hostCIDR, l.NSDev, nsCIDR)
 	return l

@@ -39,9 +39,10 @@ import (
 // distribution kernel. It drops before the cap's queue: loss on the way to the
 // bottleneck, independent of it.
 //
-// Base delay (withBaseDelay) needs netem; without it the link's RTT is a veth's
-// (~0.1 ms), so retransmissions come back far faster than over any real network.
-// Tests asking for it skip where netem is missing, CI included.
+// Delay, jitter and loss in bursts come from a userspace relay on the media path
+// (internal/netem; behindRelay in relay_test.go): the kernel has no netem.
+// Without it the link's RTT is a veth's (~0.1 ms), so retransmissions come back
+// far faster than over any real network.
 
 const (
 	mtuOnWire     = 1514 // Ethernet frame of a 1500-byte packet: what tbf counts
@@ -50,13 +51,6 @@ const (
 	lossFilterPri = "1"
 	capKbps       = 300 // TestShapedReceiverSeesVideo's cap
 )
-
-// withBaseDelay delays everything the server sends to the namespace by d (netem,
-// root of the tree; the cap's tbf hangs below it): a base RTT of about d for every
-// scenario on the link. Cap, Loss and Clear keep it.
-func withBaseDelay(d time.Duration) LinkOption {
-	return func(l *Link) { l.delay = d }
-}
 
 // Cap limits the downlink to kbps kb/s (tbf, replaced in place when one is there:
 // queued packets survive a change of rate).
@@ -111,37 +105,19 @@ func lossBytecode(percent float64) string {
 		ldAbsW, uint32(skfRandom), jgeK, threshold, retK, tcActShoot, retK, tcActOK)
 }
 
-// Clear removes the cap and the loss (the base delay stays). Packets queued
-// under a cap are dropped; Uncap drains them instead.
+// Clear removes the cap and the loss. Packets queued under a cap are dropped;
+// Uncap drains them instead.
 func (l *Link) Clear() {
 	l.t.Helper()
 	l.tcQuiet("qdisc", "del", "dev", l.HostDev, "clsact")
 	l.tcQuiet("qdisc", "del", "dev", l.HostDev, "root")
 	l.capped = false
-	if l.delay > 0 {
-		l.applyRoot(0)
-	}
 }
 
-// applyRoot installs the root tree: [netem delay] → [tbf kbps]; kbps 0: no tbf.
+// applyRoot installs (or changes in place) the root tbf at kbps.
 func (l *Link) applyRoot(kbps int) {
 	l.t.Helper()
-	parent := []string{"root", "handle", "1:"}
-	if l.delay > 0 {
-		args := []string{"qdisc", "replace", "dev", l.HostDev, "root", "handle", "1:", "netem",
-			"delay", strconv.FormatInt(l.delay.Microseconds(), 10) + "us", "limit", "100000"}
-		if out, err := exec.Command(l.tc, args...).CombinedOutput(); err != nil {
-			if strings.Contains(string(out), "kind is unknown") {
-				l.t.Skipf("a base delay needs the kernel's netem qdisc (CONFIG_NET_SCH_NETEM), missing here: %s", out)
-			}
-			l.t.Fatalf("tc %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		parent = []string{"parent", "1:1", "handle", "10:"}
-	}
-	if kbps > 0 {
-		args := append(append([]string{"qdisc", "replace", "dev", l.HostDev}, parent...), tbfArgs(kbps)...)
-		l.run(l.tc, args...)
-	}
+	l.run(l.tc, append([]string{"qdisc", "replace", "dev", l.HostDev, "root", "handle", "1:"}, tbfArgs(kbps)...)...)
 }
 
 // tbfArgs: the token bucket for kbps (see the comment at the top).

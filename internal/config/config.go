@@ -17,7 +17,7 @@ type Config struct {
 	HTTP          string   `key:"http" help:"address:port for the web client and signaling"`
 	UDPPort       int      `key:"udp-port" help:"the one UDP port for all media"`
 	TCPPort       int      `key:"tcp-port" help:"ICE-TCP fallback port (0 disables)"`
-	PublicIPs     []string `key:"public-ip" help:"IP addresses to announce for media (servers behind 1:1 NAT), comma-separated"`
+	PublicIPs     []string `key:"public-ip" help:"IP addresses to announce for media (servers behind 1:1 NAT), comma-separated; PUBLIC/LOCAL announces PUBLIC for one local address"`
 	MediaIPs      []string `key:"media-ip" help:"local IP addresses to use for media, comma-separated (default: all)"`
 	STUN          []string `key:"stun" help:"STUN server URLs handed to clients, comma-separated"`
 	TLSCert       string   `key:"tls-cert" help:"TLS certificate file (PEM); serves HTTPS"`
@@ -95,6 +95,13 @@ func (c *Config) Validate() error {
 		ips []string
 	}{{"public-ip", c.PublicIPs}, {"media-ip", c.MediaIPs}} {
 		for _, ip := range list.ips {
+			// public-ip may pin one local address: PUBLIC/LOCAL.
+			if pub, local, pinned := strings.Cut(ip, "/"); list.key == "public-ip" && pinned {
+				if net.ParseIP(pub) == nil || net.ParseIP(local) == nil {
+					errs = append(errs, fmt.Errorf("%s: %q is not an IP address or PUBLIC/LOCAL pair", list.key, ip))
+				}
+				continue
+			}
 			if net.ParseIP(ip) == nil {
 				errs = append(errs, fmt.Errorf("%s: %q is not an IP address", list.key, ip))
 			}

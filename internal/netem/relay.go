@@ -20,43 +20,50 @@ const maxDatagram = 65535
 // RelayConfig describes a relay: where it listens, where it relays to, and the
 // path emulated in each direction.
 type RelayConfig struct {
-	Listen string // address:port the client sends to
-	Target string // address:port everything from the client goes to
-	// Up shapes client → target, Down target → client.
+	Listen string // address:port clients send to
+	Target string // address:port everything from the clients goes to
+	// Up shapes clients → target, Down target → clients: one link each way
+	// that all clients share, as the flows of one host share its access link.
 	Up, Down Config
 	// Seed seeds both directions' generators (Down's with Seed+1).
 	Seed int64
 	// Allow, when valid, is the only prefix clients may send from; datagrams
-	// from elsewhere are dropped and counted (Refused). Without it any
-	// sender becomes the client.
+	// from elsewhere are dropped and counted (Refused).
 	Allow netip.Prefix
 }
 
 // RelayStats count a relay's traffic so far.
 type RelayStats struct {
 	Up, Down Stats
-	Refused  int // datagrams from outside Allow
+	Clients  int // client addresses seen
+	Refused  int // datagrams from outside Allow or beyond MaxClients
 }
 
-// Relay is a UDP relay with one client: datagrams reaching Listen go to Target
-// through the Up link, datagrams from Target go to the client through the Down
-// link. The client is the latest address a datagram came from (within Allow),
-// so it may move, as a NAT binding does. Two goroutines per direction: one
-// reads and runs the link model, one writes each datagram at its arrival time.
+// MaxClients bounds the client addresses a relay serves at once.
+const MaxClients = 64
+
+// Relay is a UDP relay in the manner of a NAT: each client address (within
+// Allow) gets its own socket towards Target, so the target tells clients
+// apart (a browser's peer connections use a port each); datagrams from
+// clients cross the Up link, the target's answers the Down link. A reader
+// goroutine per socket runs the link model; a writer per direction sends each
+// datagram at its arrival time.
 type Relay struct {
-	listen, upstream *net.UDPConn
-	origin           time.Time
-	up, down         *direction
-	done             chan struct{}
-	wg               sync.WaitGroup
+	listen *net.UDPConn
+	target *net.UDPAddr
+	origin time.Time
+	up     *direction
+	down   *direction
+	done   chan struct{}
+	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	client  netip.AddrPort // zero until the first datagram
-	refused int
-	allow   netip.Prefix
+	mu       sync.Mutex
+	sessions map[netip.AddrPort]*net.UDPConn // client → its socket towards Target
+	refused  int
+	allow    netip.Prefix
 }
 
-// StartRelay opens the relay's sockets and starts it; Close stops it.
+// StartRelay opens the relay's socket and starts it; Close stops it.
 func StartRelay(cfg RelayConfig) (*Relay, error) {
 	for name, c := range map[string]Config{"up": cfg.Up, "down": cfg.Down} {
 		if err := c.Validate(); err != nil {
@@ -75,29 +82,21 @@ func StartRelay(cfg RelayConfig) (*Relay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netem: %w", err)
 	}
-	upstream, err := net.DialUDP("udp", nil, taddr)
-	if err != nil {
-		_ = listen.Close()
-		return nil, fmt.Errorf("netem: %w", err)
-	}
-	for _, c := range []*net.UDPConn{listen, upstream} {
-		_ = c.SetReadBuffer(4 << 20)
-		_ = c.SetWriteBuffer(4 << 20)
-	}
-	r := &Relay{listen: listen, upstream: upstream, origin: time.Now(), done: make(chan struct{}), allow: cfg.Allow}
+	setBuffers(listen)
+	r := &Relay{listen: listen, target: taddr, origin: time.Now(), done: make(chan struct{}),
+		sessions: map[netip.AddrPort]*net.UDPConn{}, allow: cfg.Allow}
 	r.up = newDirection(cfg.Up, rand.New(rand.NewSource(cfg.Seed)))
 	r.down = newDirection(cfg.Down, rand.New(rand.NewSource(cfg.Seed+1)))
-	r.wg.Add(4)
-	go r.readClient()
-	go r.readTarget()
-	go r.deliver(r.up, func(b []byte) { _, _ = r.upstream.Write(b) })
-	go r.deliver(r.down, func(b []byte) {
-		r.mu.Lock()
-		to := r.client
-		r.mu.Unlock()
-		_, _ = r.listen.WriteToUDPAddrPort(b, to)
-	})
+	r.wg.Add(3)
+	go r.readClients()
+	go r.deliver(r.up, func(a arrival) { _, _ = a.conn.Write((*a.buf)[:a.n]) })
+	go r.deliver(r.down, func(a arrival) { _, _ = r.listen.WriteToUDPAddrPort((*a.buf)[:a.n], a.to) })
 	return r, nil
+}
+
+func setBuffers(c *net.UDPConn) {
+	_ = c.SetReadBuffer(4 << 20)
+	_ = c.SetWriteBuffer(4 << 20)
 }
 
 // Addr is the address clients send to.
@@ -116,23 +115,29 @@ func (r *Relay) SetLinks(up, down Config) error {
 // Stats are the counts so far.
 func (r *Relay) Stats() RelayStats {
 	r.mu.Lock()
-	refused := r.refused
+	st := RelayStats{Clients: len(r.sessions), Refused: r.refused}
 	r.mu.Unlock()
-	return RelayStats{Up: r.up.stats(), Down: r.down.stats(), Refused: refused}
+	st.Up, st.Down = r.up.stats(), r.down.stats()
+	return st
 }
 
 // Close stops the relay and waits for its goroutines; datagrams still on
 // their way are dropped.
 func (r *Relay) Close() error {
+	r.mu.Lock()
 	close(r.done)
-	err := errors.Join(r.listen.Close(), r.upstream.Close())
+	errs := []error{r.listen.Close()}
+	for _, c := range r.sessions {
+		errs = append(errs, c.Close())
+	}
+	r.mu.Unlock()
 	r.wg.Wait()
-	return err
+	return errors.Join(errs...)
 }
 
 func (r *Relay) now() time.Duration { return time.Since(r.origin) }
 
-func (r *Relay) readClient() {
+func (r *Relay) readClients() {
 	defer r.wg.Done()
 	rb := make([]byte, maxDatagram)
 	for {
@@ -144,37 +149,49 @@ func (r *Relay) readClient() {
 			continue
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
-		r.mu.Lock()
-		ok := !r.allow.IsValid() || r.allow.Contains(from.Addr())
-		if ok {
-			r.client = from
-		} else {
-			r.refused++
-		}
-		r.mu.Unlock()
-		if ok {
-			r.up.send(r.now(), rb[:n])
+		if conn := r.session(from); conn != nil {
+			r.up.send(r.now(), rb[:n], arrival{conn: conn})
 		}
 	}
 }
 
-func (r *Relay) readTarget() {
+// session returns the client's socket towards the target, opening it for a
+// new client; nil if the client is refused.
+func (r *Relay) session(client netip.AddrPort) *net.UDPConn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.sessions[client]; ok {
+		return c
+	}
+	if r.allow.IsValid() && !r.allow.Contains(client.Addr()) || len(r.sessions) >= MaxClients || r.closed() {
+		r.refused++
+		return nil
+	}
+	c, err := net.DialUDP("udp", nil, r.target)
+	if err != nil {
+		r.refused++
+		return nil
+	}
+	setBuffers(c)
+	r.sessions[client] = c
+	r.wg.Add(1)
+	go r.readTarget(c, client)
+	return c
+}
+
+// readTarget relays what the target sends on conn back to client.
+func (r *Relay) readTarget(conn *net.UDPConn, client netip.AddrPort) {
 	defer r.wg.Done()
 	rb := make([]byte, maxDatagram)
 	for {
-		n, err := r.upstream.Read(rb)
+		n, err := conn.Read(rb)
 		if err != nil {
 			if r.closed() {
 				return
 			}
 			continue // e.g. ECONNREFUSED while the target is not up yet
 		}
-		r.mu.Lock()
-		known := r.client.IsValid()
-		r.mu.Unlock()
-		if known {
-			r.down.send(r.now(), rb[:n])
-		}
+		r.down.send(r.now(), rb[:n], arrival{to: client})
 	}
 }
 
@@ -188,15 +205,15 @@ func (r *Relay) closed() bool {
 }
 
 // deliver writes each of d's datagrams when its arrival time comes.
-func (r *Relay) deliver(d *direction, write func([]byte)) {
+func (r *Relay) deliver(d *direction, write func(arrival)) {
 	defer r.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		b, n, wait := d.due(r.now())
-		if b != nil {
-			write((*b)[:n])
-			putBuf(b)
+		a, wait := d.due(r.now())
+		if a.buf != nil {
+			write(a)
+			putBuf(a.buf)
 			continue
 		}
 		if wait > 0 {
@@ -244,14 +261,15 @@ func (d *direction) stats() Stats {
 }
 
 // send runs datagram p through the link model at now and, unless the link
-// drops it, queues a copy for delivery.
-func (d *direction) send(now time.Duration, p []byte) {
+// drops it, queues a copy for delivery to a's destination.
+func (d *direction) send(now time.Duration, p []byte, a arrival) {
 	d.mu.Lock()
 	at, ok := d.link.Send(now, len(p)+udpIPv4Overhead)
 	if ok {
 		d.seq++
-		b := getBuf(len(p))
-		heap.Push(&d.pending, arrival{at: at, seq: d.seq, buf: b, n: copy(*b, p)})
+		a.at, a.seq, a.buf = at, d.seq, getBuf(len(p))
+		a.n = copy(*a.buf, p)
+		heap.Push(&d.pending, a)
 	}
 	d.mu.Unlock()
 	if !ok {
@@ -265,24 +283,27 @@ func (d *direction) send(now time.Duration, p []byte) {
 
 // due pops the next datagram if it has arrived by now; otherwise it returns
 // how long until the next one does (0: none is queued).
-func (d *direction) due(now time.Duration) (*[]byte, int, time.Duration) {
+func (d *direction) due(now time.Duration) (arrival, time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.pending) == 0 {
-		return nil, 0, 0
+		return arrival{}, 0
 	}
 	if next := d.pending[0]; next.at > now {
-		return nil, 0, next.at - now
+		return arrival{}, next.at - now
 	}
-	a := heap.Pop(&d.pending).(arrival)
-	return a.buf, a.n, 0
+	return heap.Pop(&d.pending).(arrival), 0
 }
 
+// arrival is a datagram on its way: when it arrives, and where it goes (conn
+// towards the target, or to a client).
 type arrival struct {
-	at  time.Duration
-	seq uint64 // ties keep the order sent
-	buf *[]byte
-	n   int
+	at   time.Duration
+	seq  uint64 // ties keep the order sent
+	buf  *[]byte
+	n    int
+	conn *net.UDPConn
+	to   netip.AddrPort
 }
 
 // arrivals is a min-heap by arrival time (container/heap).

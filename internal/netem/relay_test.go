@@ -172,3 +172,28 @@ func TestStartRelayRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// Two clients get a socket each towards the target (which therefore sees two
+// senders), and each gets its own answers back.
+func TestRelayKeepsClientsApart(t *testing.T) {
+	e := startEcho(t)
+	r := startRelay(t, RelayConfig{Listen: "127.0.0.1:0", Target: e.conn.LocalAddr().String()})
+	a, b := dial(t, r.Addr()), dial(t, r.Addr())
+	buf := make([]byte, 16)
+	for i := range 10 {
+		for j, c := range []*net.UDPConn{a, b} {
+			want := byte(2*i + j)
+			if _, err := c.Write([]byte{want}); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			if n, err := c.Read(buf); err != nil || n != 1 || buf[0] != want {
+				t.Fatalf("client %d got %v (%d bytes, %v), want its own echo %d", j, buf[:n], n, err, want)
+			}
+			<-e.arrived
+		}
+	}
+	if st := r.Stats(); st.Clients != 2 || st.Up.Delivered != 20 || st.Down.Delivered != 20 {
+		t.Errorf("stats %+v: want 2 clients and 20 datagrams each way", st)
+	}
+}
