@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pion/webrtc/v4"
 
@@ -210,6 +211,41 @@ func trailerSizes(pkts []forward.TapPacket) (min, max int, mean float64) {
 		min, max, sum = minInt(min, n), maxInt(max, n), sum+n
 	}
 	return min, max, float64(sum) / float64(len(pkts))
+}
+
+// trailerKID is the key id (KID) an encrypted payload's trailer names, or -1.
+func trailerKID(payload []byte) int {
+	if len(payload) < 1 {
+		return -1
+	}
+	cfg := payload[len(payload)-1]
+	kl, cl := int(cfg>>4), int(cfg&0x0f)
+	if kl < 1 || kl > 7 || cl < 1 || cl > 7 || len(payload) < kl+cl+1+16 {
+		return -1
+	}
+	kid := 0
+	for _, b := range payload[len(payload)-1-cl-kl : len(payload)-1-cl] {
+		kid = kid<<8 | int(b)
+	}
+	return kid
+}
+
+// longestStall is the longest stretch over which frames decoded did not grow,
+// at the samples' 200 ms resolution.
+func longestStall(ss videoSamples) time.Duration {
+	var worst time.Duration
+	var last videoSample
+	for _, s := range ss {
+		if !s.OK {
+			continue
+		}
+		if last.At.IsZero() || s.FramesDecoded > last.FramesDecoded {
+			last = s
+			continue
+		}
+		worst = max(worst, s.At.Sub(last.At))
+	}
+	return worst
 }
 
 func minInt(a, b int) int {

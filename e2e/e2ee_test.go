@@ -277,4 +277,59 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 	})
 	showsNoneOf(t, a, time.Second, dee)
 	t.Logf("Dee (wrong passphrase): both tiles say cannot decrypt, no picture or sound of Ann or Bob; Ann and Bob cannot decrypt Dee")
+
+	// Key rotation when someone who had the key leaves: the same browser as Eve
+	// with the passphrase, then closed. Ann's frames carry a new key id within
+	// 2 s, and Bob's video of Ann does not stall for 500 ms over the change.
+	eve := who{Name: "Eve", Colour: blue}
+	eve.ID = c.join(base, eve.Name+secret)
+	within(t, "Ann, Bob and Eve see each other, with the lock", 20*time.Second, func() (bool, string) {
+		for _, x := range []*Browser{a, b, c} {
+			if s, err := x.e2ee(); err != nil || !s.Lock || len(s.CannotDecrypt) > 0 {
+				return false, fmt.Sprintf("%s: %+v %v", x.name, s, err)
+			}
+		}
+		if ok, why := showsWho(a, bob, eve); !ok {
+			return false, why
+		}
+		if ok, why := showsWho(b, ann, eve); !ok {
+			return false, why
+		}
+		return showsWho(c, ann, bob)
+	})
+	rot := tapForwarded(t, ann.ID)
+	watch := startSampler(t, b, ann.ID)
+	time.Sleep(time.Second)
+	kidBefore := -1
+	for _, p := range rot.of(ann.ID, webrtc.RTPCodecTypeAudio) {
+		kidBefore = max(kidBefore, trailerKID(p.Payload))
+	}
+	left := time.Now()
+	c.Close()
+	var rotated time.Duration
+	within(t, "Ann's frames under a new key after Eve left", 2*time.Second, func() (bool, string) {
+		for _, p := range rot.of(ann.ID, webrtc.RTPCodecTypeAudio) {
+			if k := trailerKID(p.Payload); k > kidBefore && p.Arrival.After(left) {
+				rotated = p.Arrival.Sub(left)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("Ann's audio still under key id %d", kidBefore)
+	})
+	time.Sleep(2 * time.Second)
+	rot.stop()
+	samples := watch.Stop()
+	around := samples.Window(left.Add(-time.Second), time.Time{})
+	if n := len(around); n < 10 || !around[0].OK || !around[n-1].OK {
+		t.Fatalf("Bob's samples of Ann around the rotation: %d, first/last ok %v", n, n > 0 && around[0].OK && around[n-1].OK)
+	}
+	stall := longestStall(around)
+	if stall > 500*time.Millisecond {
+		t.Fatalf("Bob's video of Ann stalled %v around the key rotation", stall)
+	}
+	if ok, why := showsWho(b, ann); !ok {
+		t.Fatal(why)
+	}
+	t.Logf("Eve (with the key) left: Ann's frames under key id > %d %v after, Bob's video of Ann never stalled longer than %v (200 ms samples)",
+		kidBefore, rotated.Round(time.Millisecond), stall)
 }

@@ -2,6 +2,7 @@ package forward
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/webrtc/v4"
 )
@@ -15,6 +16,7 @@ type TapPacket struct {
 	Seq       uint16
 	Timestamp uint32
 	Marker    bool
+	Arrival   time.Time
 	Payload   []byte // a copy: the RTP payload (for VP8 with its payload descriptor)
 }
 
@@ -42,6 +44,7 @@ func (u *UpTrack) tapped(pkt *Packet) {
 	(*f)(TapPacket{
 		Source: u.p.Source, Kind: u.p.Kind, RID: u.p.RID, SSRC: pkt.Header.SSRC,
 		Seq: pkt.Header.SequenceNumber, Timestamp: pkt.Header.Timestamp, Marker: pkt.Header.Marker,
+		Arrival: pkt.Arrival,
 		Payload: append([]byte(nil), pkt.Payload...),
 	})
 }
