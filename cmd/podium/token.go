@@ -49,6 +49,7 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 	ttl := fs.Duration("ttl", 6*time.Hour, "how long the token may be used to join")
 	keyID := fs.String("key", "", "id of the auth key to sign with (default: the first)")
 	base := fs.String("url", "", "the server's URL: also print a join link for the room")
+	e2ee := fs.Bool("e2ee", false, "the holder must encrypt end to end (join with #e2ee=<passphrase>), else e2ee-required")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 		}
 	}
 	token, err := auth.Sign(key, auth.Claims{Room: *roomName, Identity: *identity, Name: *name, Permissions: p,
-		IssuedAt: now, Expires: now.Add(*ttl)})
+		E2EE: *e2ee, IssuedAt: now, Expires: now.Add(*ttl)})
 	if err != nil {
 		return err
 	}

@@ -77,10 +77,13 @@ type Claims struct {
 	Identity    string // "sub": who the token was issued to
 	Name        string // display name; when set it overrides the name in join
 	Permissions Permissions
-	IssuedAt    time.Time // zero when absent
-	NotBefore   time.Time // zero when absent
-	Expires     time.Time
-	KeyID       string // the key that verified it
+	// E2EE: the holder must encrypt its media end to end (its join says
+	// e2ee), else the join is refused with e2ee-required (docs/e2ee.md).
+	E2EE      bool
+	IssuedAt  time.Time // zero when absent
+	NotBefore time.Time // zero when absent
+	Expires   time.Time
+	KeyID     string // the key that verified it
 }
 
 // AllowsRoom reports whether the claims grant access to room.
@@ -112,6 +115,7 @@ type payload struct {
 	Name  string   `json:"name,omitempty"`
 	Room  string   `json:"room"`
 	Perms []string `json:"perms"`
+	E2EE  bool     `json:"e2ee,omitempty"`
 	Iat   *numeric `json:"iat,omitempty"`
 	Nbf   *numeric `json:"nbf,omitempty"`
 	Exp   *numeric `json:"exp"`
@@ -132,7 +136,7 @@ func (p *payload) claims() (*Claims, error) {
 	if p.Room != AnyRoom && !validRoom(p.Room) {
 		return nil, fmt.Errorf("%w: room %q is not a room name or %q", ErrClaims, truncate(p.Room), AnyRoom)
 	}
-	c := &Claims{Room: p.Room, Identity: p.Sub, Name: p.Name,
+	c := &Claims{Room: p.Room, Identity: p.Sub, Name: p.Name, E2EE: p.E2EE,
 		IssuedAt: p.Iat.time(), NotBefore: p.Nbf.time(), Expires: p.Exp.time()}
 	for _, name := range p.Perms {
 		if err := c.Permissions.grant(name); err != nil {

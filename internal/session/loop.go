@@ -133,6 +133,9 @@ func (s *Session) join(j *signal.Join) error {
 	if err != nil {
 		return err
 	}
+	if claims != nil && claims.E2EE && !j.E2EE {
+		return signal.Errorf(signal.CodeE2EERequired, true, "this room admits only participants who encrypt end to end: open its link with #e2ee=<passphrase>")
+	}
 	s.claims, s.perms = claims, perms
 	s.id, s.name = newParticipantID(), j.Name
 	identity := ""

@@ -145,6 +145,7 @@ export const CodeTransportFailed = "transport-failed"; // a peer connection fail
 export const CodeUnauthorized = "unauthorized"; // no token, or one that does not verify
 export const CodeTokenExpired = "token-expired"; // the token's exp has passed
 export const CodeForbidden = "forbidden"; // the token does not allow this room or action
+export const CodeE2EERequired = "e2ee-required"; // the token admits only participants who encrypt end to end
 /** Limits and shutdown. */
 export const CodeRoomFull = "room-full"; // max-participants reached
 export const CodeServerFull = "server-full"; // max-rooms reached
@@ -434,6 +435,7 @@ export type ErrorCode =
   | typeof CodeUnauthorized
   | typeof CodeTokenExpired
   | typeof CodeForbidden
+  | typeof CodeE2EERequired
   | typeof CodeRoomFull
   | typeof CodeServerFull
   | typeof CodeTooManyJoins
