@@ -98,10 +98,6 @@ export class E2ee implements EndToEnd {
     this.owners.set(handle, { owner, kind });
   }
 
-  close(): void {
-    this.worker.terminate();
-  }
-
   private attach(t: Transformable, options: TransformOptions): void {
     if (this.mode === 'script') {
       const Script = (globalThis as unknown as { RTCRtpScriptTransform: new (w: Worker, o: unknown) => unknown })

@@ -27,7 +27,6 @@ const scope = self as unknown as {
   onrtctransform: ((ev: { transformer: { readable: ReadableStream; writable: WritableStream; options: TransformOptions } }) => void) | null;
 };
 
-let secret: Promise<CryptoKey> | null = null;
 let resolvedSecret: CryptoKey | null = null;
 let sender: SenderKeys | null = null;
 let senderId: string | null = null;
@@ -101,8 +100,7 @@ scope.onmessage = (ev) => {
   const m = ev.data;
   switch (m.op) {
     case 'init':
-      secret = roomSecret(subtle, m.passphrase, m.room);
-      void secret.then((s) => {
+      void roomSecret(subtle, m.passphrase, m.room).then((s) => {
         resolvedSecret = s;
         if (senderId !== null) sender = new SenderKeys(subtle, s, senderId);
         for (const r of receivers.values()) rebuildReceiverKeys(r);
