@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// What the SFU decides from what E2EE leaves clear still works with it on
+// (docs/e2ee.md): three Chromiums with one passphrase. Simulcast: the viewer
+// shows a 720p sender small (decodes 320x180 of its colour), then large
+// (1280x720 within 2 s, no freeze), then small again. Last N 1 at the viewer
+// follows the speaker: the sender speaks, then falls silent as Other speaks;
+// the viewer then decodes only Other, whose colour its tile shows.
+func TestE2EESimulcastAndLastN(t *testing.T) {
+	srv := startServer(t)
+	base := srv.URL() + "e2e-e2ee-switch?name="
+	const secret = "#e2ee=switch%20keys"
+	sender := launch(t, "Sender", camera(t, red, 1280, 720), autoplay)
+	sender.withMicrophone(true)
+	senderWho := who{Name: "Sender", ID: sender.join(base, "Sender"+secret), Colour: red}
+	other := launch(t, "Other", camera(t, green, 320, 180), autoplay)
+	other.withMicrophone(false)
+	otherWho := who{Name: "Other", ID: other.join(base, "Other&video=320x180"+secret), Colour: green}
+	viewer := launch(t, "Viewer", camera(t, blue, 320, 180), autoplay)
+	viewer.withMicrophone(false)
+	viewerID := viewer.join(base, "Viewer&video=320x180"+secret)
+	stage := func(b *Browser, js string) {
+		t.Helper()
+		if err := b.eval(js+"; true", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	stage(other, fmt.Sprintf(`window.podium.stage(%q)`, viewerID))
+	stage(viewer, fmt.Sprintf(`window.podium.stage(%q)`, otherWho.ID))
+	decodesAt(t, viewer, senderWho.ID, 320, 180, 20*time.Second)
+	within(t, "viewer's small tile of the sender shows the sender", 3*time.Second, func() (bool, string) { return showsWho(viewer, senderWho) })
+	t.Log("small: the viewer decodes 320x180 of the encrypted sender, its colour")
+
+	stage(viewer, fmt.Sprintf(`window.podium.stage(%q)`, senderWho.ID))
+	took, ok := reaches(viewer, senderWho.ID, 1280, 720, 2*time.Second)
+	if !ok {
+		v, err := viewer.videoFrom(senderWho.ID)
+		t.Fatalf("viewer did not decode 1280x720 of the encrypted sender within 2 s: %+v (%v)", v, err)
+	}
+	t.Logf("large: decodes 1280x720 %v after asking", took.Round(time.Millisecond))
+	within(t, "viewer's large tile of the sender shows the sender", 2*time.Second, func() (bool, string) { return showsWho(viewer, senderWho) })
+	noFreeze(t, viewer, senderWho.ID, 1500*time.Millisecond)
+
+	stage(viewer, fmt.Sprintf(`window.podium.unstage(%q); window.podium.stage(%q)`, senderWho.ID, otherWho.ID))
+	took = decodesAt(t, viewer, senderWho.ID, 320, 180, 3*time.Second)
+	t.Logf("small again: decodes 320x180 %v after asking", took.Round(time.Millisecond))
+
+	// Last N 1 at the viewer, nobody pinned: the speaker's video only.
+	stage(viewer, fmt.Sprintf(`window.podium.unstage(%q); window.podium.setLastN(1)`, otherWho.ID))
+	within(t, "viewer decodes only the speaking sender", 10*time.Second, decodesOnly(viewer, senderWho.ID))
+	sender.speak(false)
+	other.speak(true)
+	took = within(t, "viewer's video follows the new speaker Other", 6*time.Second, decodesOnly(viewer, otherWho.ID))
+	t.Logf("Last N 1: the viewer decodes only the new speaker %v after the microphones switched", took.Round(time.Millisecond))
+	within(t, "viewer's tile of Other shows Other", 3*time.Second, func() (bool, string) { return showsWho(viewer, otherWho) })
+	if s, err := viewer.e2ee(); err != nil || !s.Lock || len(s.CannotDecrypt) > 0 {
+		t.Fatalf("viewer's E2EE state %+v (%v): want the lock and nothing undecryptable", s, err)
+	}
+}
