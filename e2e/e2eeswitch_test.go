@@ -64,3 +64,44 @@ func TestE2EESimulcastAndLastN(t *testing.T) {
 		t.Fatalf("viewer's E2EE state %+v (%v): want the lock and nothing undecryptable", s, err)
 	}
 }
+
+// Chromium's createEncodedStreams path (the client's fallback where
+// RTCRtpScriptTransform is missing): Bob's page has it removed, so its
+// connections get encodedInsertableStreams and its frames go to the worker as
+// streams; Ann uses RTCRtpScriptTransform. Same frame format: they see each
+// other's colour and hear each other.
+func TestE2EEEncodedStreamsFallback(t *testing.T) {
+	srv := startServer(t)
+	base := srv.URL() + "e2e-e2ee-streams?video=320x180&name="
+	const secret = "#e2ee=fallback"
+	a := launch(t, "Ann", camera(t, red, 320, 180), autoplay)
+	a.withMicrophone(true)
+	b := launch(t, "Bob", camera(t, green, 320, 180), autoplay)
+	b.addScript(`delete window.RTCRtpScriptTransform`)
+	b.withMicrophone(true)
+	ann := who{Name: "Ann", ID: a.join(base, "Ann"+secret), Colour: red}
+	bob := who{Name: "Bob", ID: b.join(base, "Bob"+secret), Colour: green}
+	modes := func(x *Browser) []bool {
+		var m []bool
+		if err := x.eval(`window.__podiumTest.pcs.map(pc => pc.getConfiguration().encodedInsertableStreams === true)`, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	within(t, "Ann and Bob see each other's colour", 20*time.Second, func() (bool, string) {
+		if ok, why := showsWho(a, bob); !ok {
+			return false, why
+		}
+		return showsWho(b, ann)
+	})
+	within(t, "Ann and Bob hear each other", 10*time.Second, func() (bool, string) {
+		if ok, why := hears(a, bob)(); !ok {
+			return false, why
+		}
+		return hears(b, ann)()
+	})
+	if ma, mb := modes(a), modes(b); len(ma) != 2 || len(mb) != 2 || ma[0] || ma[1] || !mb[0] || !mb[1] {
+		t.Fatalf("encodedInsertableStreams per connection: Ann %v (want false), Bob %v (want true)", ma, mb)
+	}
+	t.Log("Bob (createEncodedStreams) and Ann (RTCRtpScriptTransform) see and hear each other")
+}
