@@ -69,7 +69,8 @@ func TestE2EESimulcastAndLastN(t *testing.T) {
 // RTCRtpScriptTransform is missing): Bob's page has it removed, so its
 // connections get encodedInsertableStreams and its frames go to the worker as
 // streams; Ann uses RTCRtpScriptTransform. Same frame format: they see each
-// other's colour and hear each other.
+// other's colour and hear each other, also after Ann's signaling is cut and
+// her session resumed.
 func TestE2EEEncodedStreamsFallback(t *testing.T) {
 	srv := startServer(t)
 	base := srv.URL() + "e2e-e2ee-streams?video=320x180&name="
@@ -104,4 +105,36 @@ func TestE2EEEncodedStreamsFallback(t *testing.T) {
 		t.Fatalf("encodedInsertableStreams per connection: Ann %v (want false), Bob %v (want true)", ma, mb)
 	}
 	t.Log("Bob (createEncodedStreams) and Ann (RTCRtpScriptTransform) see and hear each other")
+
+	// The reconnect path: Ann's signaling is cut; she resumes with new peer
+	// connections (new transforms, the same worker, id, key and counter), and
+	// both decrypt each other again.
+	if err := a.eval(`window.podium.conference.session.ws.close(); true`, nil); err != nil {
+		t.Fatalf("cut Ann's WebSocket: %v", err)
+	}
+	cut := time.Now()
+	within(t, "Ann and Bob see each other again after Ann's reconnect", 10*time.Second, func() (bool, string) {
+		if n := len(modes(a)); n != 4 {
+			return false, fmt.Sprintf("Ann has %d peer connections, want 4 (reconnected)", n)
+		}
+		if ok, why := showsWho(a, bob); !ok {
+			return false, why
+		}
+		return showsWho(b, ann)
+	})
+	within(t, "and hear each other", 10*time.Second, func() (bool, string) {
+		if ok, why := hears(a, bob)(); !ok {
+			return false, why
+		}
+		return hears(b, ann)()
+	})
+	for _, x := range []*Browser{a, b} {
+		if s, err := x.e2ee(); err != nil || !s.Lock || len(s.CannotDecrypt) > 0 {
+			t.Fatalf("%s after the reconnect: %+v (%v)", x.name, s, err)
+		}
+	}
+	if id := a.id(); id != ann.ID {
+		t.Errorf("Ann's id after the reconnect %q, want %q (resumed)", id, ann.ID)
+	}
+	t.Logf("after Ann's reconnect both decrypt each other again (%v after the cut)", time.Since(cut).Round(time.Millisecond))
 }
