@@ -146,20 +146,10 @@ type Counters struct {
 // NewCounters makes counters for every documented error code.
 func NewCounters() *Counters {
 	c := &Counters{errs: map[string]*atomic.Uint64{}}
-	for _, code := range errorCodes {
+	for _, code := range signal.Codes {
 		c.errs[code] = new(atomic.Uint64)
 	}
 	return c
-}
-
-var errorCodes = []string{
-	signal.CodeBadMessage, signal.CodeTooLarge, signal.CodeUnknownType, signal.CodeNotJoined, signal.CodeBadVersion,
-	signal.CodeBadRoom, signal.CodeBadName, signal.CodeBadSDP, signal.CodeBadCandidate, signal.CodeNegotiationTimeout,
-	signal.CodeInternal, signal.CodeUnauthorized, signal.CodeTokenExpired, signal.CodeForbidden, signal.CodeRoomFull,
-	signal.CodeServerFull, signal.CodeTooManyJoins, signal.CodeRateLimited, signal.CodeTooManyTracks, signal.CodeDraining,
-	signal.CodeTooManyRooms,
-	signal.CodeTransportFailed,
-	signal.CodeUnknownParticipant, signal.CodeTooManyPins,
 }
 
 func (c *Counters) countError(code string) {

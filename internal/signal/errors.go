@@ -40,6 +40,18 @@ const (
 	CodeTooManyPins        = "too-many-pins"       // more than room.MaxPins pins
 )
 
+// Codes is every error code the server may send, for counters that list them
+// all (podium_signaling_errors_total{code}); TestCodesListsEveryCode keeps it
+// complete.
+var Codes = []string{
+	CodeBadMessage, CodeTooLarge, CodeUnknownType, CodeNotJoined, CodeBadVersion, CodeBadRoom, CodeBadName,
+	CodeBadSDP, CodeBadCandidate, CodeNegotiationTimeout, CodeInternal, CodeTransportFailed,
+	CodeUnauthorized, CodeTokenExpired, CodeForbidden, CodeE2EERequired,
+	CodeRoomFull, CodeServerFull, CodeTooManyJoins, CodeTooManyRooms, CodeRateLimited, CodeTooManyTracks, CodeDraining,
+	CodeUnknownParticipant, CodeTooManyPins,
+	CodeChatTooLong, CodeChatRateLimited,
+}
+
 // ProtocolError is an error that maps onto an error message for the client.
 type ProtocolError struct {
 	Code  string
