@@ -9,9 +9,7 @@
 import { ChatLog, chatTextProblem } from './chat';
 import { Emitter } from './emitter';
 import {
-  browserCodecs,
   browserPeerConnection,
-  browserSenderCodecs,
   browserWebSocket,
   defaultSignalingUrl,
   realClock,
@@ -24,7 +22,6 @@ import {
   type SenderLike,
   type TimerHandle,
   type TrackEventLike,
-  type TransceiverLike,
   type WebSocketLike,
 } from './env';
 import {
@@ -44,7 +41,7 @@ import {
   type WelcomeMessage,
 } from './messages';
 import type { EndToEnd } from './e2ee/client';
-import { captureEncodings } from './layers';
+import { addVideoTransceiver, encodingActive, preferVp8, wantedActive } from './encodings';
 import { PeerLink } from './peer';
 import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
 
@@ -60,23 +57,7 @@ import {
   type TrackRef,
 } from './stats';
 
-/**
- * The video encodings published by default (docs/protocol.md, "Simulcast"):
- * three VP8 simulcast encodings at ¼, ½ and full capture resolution for
- * cameras from 960×540 up (fewer for smaller ones: layers.ts), each with
- * three temporal layers where the browser supports `scalabilityMode`. The
- * lowest is capped at 100 kb/s: its base temporal layer (7.5 fps, ~40 % of it)
- * plus audio must fit a 128 kb/s link with room for repair; at 150 kb/s the
- * link ran full and every loss froze the video (docs/adaptation.md).
- */
-export const SIMULCAST_ENCODINGS: readonly Readonly<SendEncodingLike>[] = [
-  { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000, scalabilityMode: 'L1T3' },
-  { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
-  { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
-];
-
-/** The bitrate cap of the single video encoding when simulcast is off. */
-export const SINGLE_ENCODING_MAX_BITRATE = 1_500_000;
+export { SIMULCAST_ENCODINGS, SINGLE_ENCODING_MAX_BITRATE, simulcastLayerLimit } from './encodings';
 
 /** Remote video constraints by participant id (what `constraints` messages carry). */
 export type VideoConstraints = Record<string, VideoConstraint>;
@@ -227,7 +208,7 @@ export interface ConferenceOptions {
    * Follow the capture size (default true): publish as many simulcast
    * encodings as it calls for (layers.ts: 3 from 960×540, 2 from 640×360, else
    * one), and turn them on only in combinations libwebrtc sends in full (see
-   * Conference.sendable), so a camera that shrinks during the call sends its
+   * sendable in encodings.ts), so a camera that shrinks during the call sends its
    * full resolution instead of only the ¼ encoding. `false`: always the three.
    */
   layerLimit?: boolean;
@@ -571,7 +552,7 @@ export class Conference {
     this.screenStream = stream;
     if (s?.welcomed && s.publish) {
       s.screen = addScreenTransceivers(s.publish.pc, stream);
-      if (s.screen) this.preferVp8(s.screen.video);
+      if (s.screen) preferVp8(s.screen.video, this.opts.codecs, this.log);
       this.encryptScreen(s);
       this.offerPublish(s);
     }
@@ -971,7 +952,7 @@ export class Conference {
     s.videoSender = this.addLocalTransceivers(s, s.publish.pc);
     if (this.screenStream) {
       s.screen = addScreenTransceivers(s.publish.pc, this.screenStream);
-      if (s.screen) this.preferVp8(s.screen.video);
+      if (s.screen) preferVp8(s.screen.video, this.opts.codecs, this.log);
       this.encryptScreen(s);
     }
     this.offerPublish(s);
@@ -1182,8 +1163,8 @@ export class Conference {
     const video = stream?.getVideoTracks()[0];
     this.applyLocalEnabled();
     s.audioSender = pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams }).sender ?? null;
-    const vt = this.addVideoTransceiver(pc, video ?? 'video', streams);
-    this.preferVp8(vt);
+    const vt = addVideoTransceiver(pc, video ?? 'video', streams, this.opts, this.localStream, this.log);
+    preferVp8(vt, this.opts.codecs, this.log);
     if (s.audioSender) this.opts.e2ee?.sender(s.audioSender, 'audio');
     if (vt.sender) this.opts.e2ee?.sender(vt.sender, 'video');
     return vt.sender ?? null;
@@ -1209,62 +1190,6 @@ export class Conference {
   /** The participant a source (participant id or its screen share's) belongs to. */
   private ownerOf(source: string): Participant | undefined {
     return this.people.get(source) ?? [...this.people.values()].find((p) => p.screen === source);
-  }
-
-  /**
-   * The video transceiver with our send encodings. A browser that rejects them
-   * gets them without scalabilityMode, then a single encoding.
-   */
-  private addVideoTransceiver(
-    pc: PeerConnectionLike,
-    trackOrKind: MediaStreamTrack | 'video',
-    streams: MediaStream[],
-  ): TransceiverLike {
-    const single: SendEncodingLike[] = [{ maxBitrate: this.opts.videoMaxBitrate ?? SINGLE_ENCODING_MAX_BITRATE }];
-    const wanted = this.videoEncodings();
-    const attempts: SendEncodingLike[][] = [wanted];
-    if (wanted.some((e) => e.scalabilityMode !== undefined)) {
-      attempts.push(wanted.map(({ scalabilityMode: _, ...rest }) => rest));
-    }
-    if (wanted.length > 1) attempts.push(single);
-    for (const [i, list] of attempts.entries()) {
-      // Encodings the browser would not send at the capture size start off (see sendable).
-      const on = this.sendable(list, list.map((e) => e.active ?? true));
-      const sendEncodings = list.map((e, k) => (on[k] || e.active === false ? e : { ...e, active: false }));
-      const init = { direction: 'sendonly', streams, sendEncodings } as RTCRtpTransceiverInit;
-      if (i === attempts.length - 1) return pc.addTransceiver(trackOrKind, init);
-      try {
-        return pc.addTransceiver(trackOrKind, init);
-      } catch (err) {
-        this.log.warn('video send encodings rejected, trying simpler ones', err);
-      }
-    }
-    return pc.addTransceiver(trackOrKind, { direction: 'sendonly', streams });
-  }
-
-  /** The video send encodings to offer, `scalabilityMode` kept only where the browser lists it for VP8. */
-  private videoEncodings(): SendEncodingLike[] {
-    const single = this.opts.videoMaxBitrate ?? SINGLE_ENCODING_MAX_BITRATE;
-    const base =
-      this.opts.videoEncodings ??
-      (this.opts.simulcast === false
-        ? [{ maxBitrate: single }]
-        : this.opts.layerLimit === false
-          ? SIMULCAST_ENCODINGS
-          : captureEncodings(SIMULCAST_ENCODINGS, captureSize(this.localStream), single));
-    let modes: Set<string> | null = null;
-    try {
-      const codecs = (this.opts.senderCodecs ?? browserSenderCodecs)('video') ?? [];
-      const vp8 = codecs.filter((c) => c.mimeType.toLowerCase() === 'video/vp8');
-      modes = new Set(vp8.flatMap((c) => (Array.isArray(c.scalabilityModes) ? c.scalabilityModes : [])));
-    } catch (err) {
-      this.log.debug('sender capabilities', err);
-    }
-    return base.map((e) => {
-      const copy: SendEncodingLike = { ...e };
-      if (copy.scalabilityMode !== undefined && !modes?.has(copy.scalabilityMode)) delete copy.scalabilityMode;
-      return copy;
-    });
   }
 
   // ---- speaker and video pausing -------------------------------------------
@@ -1301,45 +1226,6 @@ export class Conference {
   }
 
   /**
-   * The wanted `active` flag of each encoding: none while paused; otherwise
-   * every encoding until the first `layers` of the session, then those whose
-   * RID it lists (an encoding without RID — a single one — always); then
-   * reduced to what the browser can send at the capture size (sendable()).
-   */
-  private wantedActive(encodings: readonly SendEncodingLike[]): boolean[] {
-    if (this.paused) return encodings.map(() => false);
-    const rids = this.activeRids;
-    return this.sendable(
-      encodings,
-      encodings.map((e) => rids === null || !hasRid(e) || rids.has(e.rid as string)),
-    );
-  }
-
-  /**
-   * libwebrtc (Chromium, Safari) configures only the first max(L, i+1)
-   * simulcast encodings, i the index of the first active one and L its layer
-   * limit for the capture size (3 from 960×540 up, 2 from 480×270, else 1):
-   * with all three active, a 320×180 capture sends only the ¼ encoding
-   * (80×45) and a 640×480 one only ¼ and ½. A wanted set it would cut short is
-   * replaced by its highest-resolution encoding alone, which is always sent
-   * in full. Unchanged with layerLimit off, for a single encoding, or when the
-   * capture size is unknown.
-   */
-  private sendable(encodings: readonly SendEncodingLike[], want: boolean[]): boolean[] {
-    if (this.opts.layerLimit === false || encodings.filter(hasRid).length < 2) return want;
-    const on = want.flatMap((w, i) => (w ? [i] : []));
-    if (on.length <= 1) return want;
-    const size = captureSize(this.localStream);
-    if (!size) return want;
-    const limit = simulcastLayerLimit(size.width, size.height);
-    if ((on.at(-1) as number) < limit) return want;
-    const top = on.reduce((best, i) =>
-      (encodings[i]?.scaleResolutionDownBy ?? 1) <= (encodings[best]?.scaleResolutionDownBy ?? 1) ? i : best,
-    );
-    return encodings.map((_, i) => i === top);
-  }
-
-  /**
    * Sets the `active` flag of every encoding of the video sender from the
    * pause state and the last `layers`, without renegotiating; the camera (and
    * the local preview) keeps running. Steps are serialized and read the wanted
@@ -1355,7 +1241,7 @@ export class Conference {
         const params = sender.getParameters();
         const encodings = params.encodings ?? [];
         if (encodings.length === 0) return; // not negotiated yet: retried after the answer
-        const wanted = this.wantedActive(encodings);
+        const wanted = wantedActive(encodings, this.paused, this.activeRids, this.opts.layerLimit, this.localStream);
         if (encodings.every((e, i) => (e.active ?? true) === wanted[i])) return;
         encodings.forEach((e, i) => {
           e.active = wanted[i];
@@ -1408,20 +1294,6 @@ export class Conference {
       this.sentConstraints.set(id, { ...c });
     }
     this.send(s, { type: 'constraints', videos });
-  }
-
-  private preferVp8(t: TransceiverLike): void {
-    if (typeof t.setCodecPreferences !== 'function') return;
-    const codecs = (this.opts.codecs ?? browserCodecs)('video');
-    if (!codecs) return;
-    const mime = (c: CodecLike) => c.mimeType.toLowerCase();
-    const vp8 = codecs.filter((c) => mime(c) === 'video/vp8');
-    if (vp8.length === 0) return;
-    try {
-      t.setCodecPreferences([...vp8, ...codecs.filter((c) => mime(c) === 'video/rtx')]);
-    } catch (err) {
-      this.log.warn('setCodecPreferences', err);
-    }
   }
 
   private applyLocalEnabled(): void {
@@ -1545,41 +1417,3 @@ function sameConstraint(a: VideoConstraint, b: VideoConstraint): boolean {
   return a.width === b.width && a.height === b.height && a.role === b.role;
 }
 
-/**
- * Whether the sender's encoding with this RID is active (any encoding when the
- * stats entry has no RID); null when unknown.
- */
-function encodingActive(encodings: SendEncodingLike[] | null, rid: string | null): boolean | null {
-  if (!encodings) return null;
-  if (rid === null) return encodings.some((e) => e.active ?? true);
-  const e = encodings.find((x) => x.rid === rid);
-  return e ? (e.active ?? true) : null;
-}
-
-function hasRid(e: SendEncodingLike): boolean {
-  return typeof e.rid === 'string' && e.rid !== '';
-}
-
-/** How many simulcast layers libwebrtc sends for a VP8 capture of this size. */
-export function simulcastLayerLimit(width: number, height: number): number {
-  const px = width * height;
-  if (px >= 960 * 540) return 3;
-  if (px >= 480 * 270) return 2;
-  return 1;
-}
-
-/** The capture size of the local video track, when the browser tells it. */
-function captureSize(stream: MediaStream | null): { width: number; height: number } | null {
-  const track = stream?.getVideoTracks()[0] as
-    | { getSettings?: () => { width?: number; height?: number } }
-    | undefined;
-  if (!track || typeof track.getSettings !== 'function') return null;
-  try {
-    const { width, height } = track.getSettings();
-    return typeof width === 'number' && typeof height === 'number' && width > 0 && height > 0
-      ? { width, height }
-      : null;
-  } catch {
-    return null;
-  }
-}

@@ -1,7 +1,7 @@
 // How many simulcast encodings a camera gets, from its real capture size (as
 // LiveKit computes its layers from the capture): a 640×360 camera offered the
 // three 720p encodings would have Chromium send only its first ones, or
-// (with Conference.sendable) only the full one, and a thumbnail would get the
+// (with sendable in encodings.ts) only the full one, and a thumbnail would get the
 // full stream.
 
 import type { SendEncodingLike } from './env';
