@@ -21,7 +21,6 @@ import {
   type SendEncodingLike,
   type SenderLike,
   type TimerHandle,
-  type TrackEventLike,
   type WebSocketLike,
 } from './env';
 import {
@@ -43,6 +42,7 @@ import {
 import type { EndToEnd } from './e2ee/client';
 import { addVideoTransceiver, encodingActive, preferVp8, wantedActive } from './encodings';
 import { PeerLink } from './peer';
+import { RemoteMedia } from './remote';
 import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
 
 /** Error codes with which the server refuses a publish offer (it is not applied). */
@@ -51,7 +51,6 @@ import {
   inboundStats,
   outboundStats,
   uplinkEstimate,
-  parseTrackId,
   type ConferenceStats,
   type MediaKind,
   type TrackRef,
@@ -301,12 +300,7 @@ export class Conference {
   private screenStream: MediaStream | null = null;
 
   private readonly people = new Map<string, Participant>();
-  private readonly remote = new Map<string, RemoteTracks>();
-  /** Receiver track id → participant, for track removal and getStats(). */
-  private readonly trackIndex = new Map<string, TrackRef>();
-  /** Transceiver mid → participant, getStats() fallback without trackIdentifier. */
-  private readonly midIndex = new Map<string, TrackRef>();
-  private readonly watched = new WeakSet<object>();
+  private readonly media: RemoteMedia;
 
   constructor(opts: ConferenceOptions) {
     this.opts = opts;
@@ -317,6 +311,7 @@ export class Conference {
     this.log = opts.logger ?? consoleLogger;
     this.backoff = { initialMs: 300, factor: 2, maxMs: 3000, ...opts.backoff };
     this.emitter = new Emitter((err) => this.log.warn('event listener threw', err));
+    this.media = new RemoteMedia(this.emitter, this.log, opts.e2ee ? (r, ref) => this.bindReceiver(r, ref) : null);
   }
 
   // ---- public API ----------------------------------------------------------
@@ -331,9 +326,6 @@ export class Conference {
   off<K extends keyof ConferenceEvents>(type: K, fn: (event: ConferenceEvents[K]) => void): void {
     this.emitter.off(type, fn);
   }
-
-  /** Receivers with an end-to-end encryption transform, and the source each carries now. */
-  private readonly e2eeReceivers = new Map<unknown, TrackRef>();
 
   /** Own participant id from the last `welcome`, or null before the first one. */
   get id(): string | null {
@@ -579,7 +571,7 @@ export class Conference {
 
   /** Current remote tracks of a participant. */
   tracks(participantId: string): RemoteTracks {
-    return { ...this.remote.get(participantId) };
+    return this.media.get(participantId);
   }
 
   /** Connects and joins the room. Call once. */
@@ -667,7 +659,7 @@ export class Conference {
       s.subscribe ? s.subscribe.pc.getStats().catch(() => null) : null,
       s.publish ? s.publish.pc.getStats().catch(() => null) : null,
     ]);
-    if (sub) result.inbound = inboundStats(sub, (t, mid) => this.resolveStatsTrack(t, mid));
+    if (sub) result.inbound = inboundStats(sub, (t, mid) => this.media.resolveStats(t, mid));
     if (pub) {
       const encodings = this.senderEncodings(s);
       result.outbound = outboundStats(
@@ -797,15 +789,7 @@ export class Conference {
     }
     s.publish?.close();
     s.subscribe?.close();
-    // The remote tracks died with the subscribe connection.
-    for (const [pid, tracks] of [...this.remote]) {
-      for (const kind of ['audio', 'video'] as const) {
-        if (tracks[kind]) this.dropTrack(pid, kind);
-      }
-    }
-    this.trackIndex.clear();
-    this.e2eeReceivers.clear();
-    this.midIndex.clear();
+    this.media.reset();
   }
 
   private send(s: Session, msg: ClientMessage): void {
@@ -1019,19 +1003,25 @@ export class Conference {
     }
   }
 
-  /** Forgets a source that ended (a screen share): its pin, constraints and tracks. */
-  private forgetSource(id: string): void {
+  /**
+   * Forgets a source that is gone: a participant who left, or a screen share
+   * that ended. Drops its pin, constraints and tracks; for a participant also
+   * asks the server to unpin it (it forgets a share's pin by itself) and
+   * clears it as dominant speaker.
+   */
+  private forgetSource(id: string, source: 'participant' | 'screen'): void {
+    // A pin of a source that is gone would hold one of our N slots for nobody.
     const pinAt = this.pins.indexOf(id);
     if (pinAt >= 0) {
-      this.pins.splice(pinAt, 1); // the server forgot it too
+      this.pins.splice(pinAt, 1);
+      const s = this.session;
+      if (source === 'participant' && s?.welcomed && !this.terminal) this.send(s, { type: 'unpin', id });
       this.emitter.emit('pinned', { ids: this.pinned });
     }
+    if (source === 'participant' && this.speakerId === id) this.setSpeaker(null);
     this.wantedConstraints.delete(id);
     this.sentConstraints.delete(id);
-    const tracks = this.remote.get(id);
-    if (tracks?.audio) this.dropTrack(id, 'audio');
-    if (tracks?.video) this.dropTrack(id, 'video');
-    this.remote.delete(id);
+    this.media.dropAll(id);
   }
 
   // ---- participants --------------------------------------------------------
@@ -1055,11 +1045,9 @@ export class Conference {
     const previous = this.people.get(p.id);
     this.people.set(p.id, participant);
     if (!previous || previous.e2ee !== p.e2ee || previous.screen !== p.screen) {
-      for (const [receiver, ref] of this.e2eeReceivers) {
-        if (ref.participantId === p.id || ref.participantId === p.screen) this.bindReceiver(receiver, ref);
-      }
+      this.media.rebind((source) => source === p.id || source === p.screen);
     }
-    if (previous?.screen && previous.screen !== p.screen) this.forgetSource(previous.screen);
+    if (previous?.screen && previous.screen !== p.screen) this.forgetSource(previous.screen, 'screen');
     if (!previous) {
       this.emitter.emit('participant-joined', { participant: { ...participant } });
     } else if (
@@ -1080,22 +1068,8 @@ export class Conference {
     const p = this.people.get(id);
     if (!p) return;
     this.people.delete(id);
-    if (p.screen) this.forgetSource(p.screen);
-    // A pin of someone who left would hold one of our N slots for nobody.
-    const pinAt = this.pins.indexOf(id);
-    if (pinAt >= 0) {
-      this.pins.splice(pinAt, 1);
-      const s = this.session;
-      if (s?.welcomed && !this.terminal) this.send(s, { type: 'unpin', id });
-      this.emitter.emit('pinned', { ids: this.pinned });
-    }
-    if (this.speakerId === id) this.setSpeaker(null);
-    this.wantedConstraints.delete(id);
-    this.sentConstraints.delete(id);
-    const tracks = this.remote.get(id);
-    if (tracks?.audio) this.dropTrack(id, 'audio');
-    if (tracks?.video) this.dropTrack(id, 'video');
-    this.remote.delete(id);
+    if (p.screen) this.forgetSource(p.screen, 'screen');
+    this.forgetSource(id, 'participant');
     this.opts.e2ee?.rotate(); // who left keeps no key to our next frames
     this.emitter.emit('participant-left', { id, participant: { ...p } });
   }
@@ -1122,7 +1096,11 @@ export class Conference {
       warn: (...args) => this.log.warn(...args),
     });
     pc.onconnectionstatechange = () => this.onPeerState(s, link);
-    if (name === 'subscribe') pc.ontrack = (ev) => this.onTrack(s, ev);
+    if (name === 'subscribe') {
+      pc.ontrack = (ev) => {
+        if (s === this.session) this.media.add(ev, () => s === this.session);
+      };
+    }
     return link;
   }
 
@@ -1303,90 +1281,6 @@ export class Conference {
     for (const t of stream.getVideoTracks()) t.enabled = !this.local.videoMuted;
   }
 
-  // ---- remote tracks -------------------------------------------------------
-
-  private onTrack(s: Session, ev: TrackEventLike): void {
-    if (s !== this.session) return;
-    const track = ev.track;
-    const stream = ev.streams[0] ?? null;
-    const kind: MediaKind = track.kind === 'audio' ? 'audio' : 'video';
-    const participantId = stream?.id ?? parseTrackId(track.id)?.participantId;
-    if (!participantId) {
-      this.log.warn('track without a participant', track.id);
-      return;
-    }
-    const ref: TrackRef = { participantId, kind };
-    // A receiver (and its track) can be reused for another source when the
-    // SFU recycles a transceiver: detach it from its former owner first.
-    const former = this.trackIndex.get(track.id);
-    if (former && (former.participantId !== participantId || former.kind !== kind)) {
-      this.trackGone(track);
-    }
-    this.trackIndex.set(track.id, ref);
-    if (this.opts.e2ee && ev.receiver) {
-      this.e2eeReceivers.set(ev.receiver, ref);
-      this.bindReceiver(ev.receiver, ref);
-    }
-    const mid = ev.transceiver?.mid;
-    if (mid) this.midIndex.set(mid, ref);
-
-    if (stream && !this.watched.has(stream)) {
-      this.watched.add(stream);
-      stream.addEventListener('removetrack', (e) => {
-        if (s === this.session) this.trackGone((e as MediaStreamTrackEvent).track);
-      });
-    }
-    if (!this.watched.has(track)) {
-      this.watched.add(track);
-      track.addEventListener('ended', () => {
-        if (s === this.session) this.trackGone(track);
-      });
-    }
-
-    const entry = this.remote.get(participantId) ?? {};
-    const prev = entry[kind];
-    if (prev?.track === track) return;
-    if (prev) this.dropTrack(participantId, kind);
-    const next = this.remote.get(participantId) ?? {};
-    next[kind] = { track, stream };
-    this.remote.set(participantId, next);
-    this.emitter.emit('track-added', { participantId, kind, track, stream });
-  }
-
-  private trackGone(track: MediaStreamTrack | undefined): void {
-    if (!track) return;
-    const ref = this.trackIndex.get(track.id);
-    if (!ref) return;
-    if (this.remote.get(ref.participantId)?.[ref.kind]?.track === track) {
-      this.dropTrack(ref.participantId, ref.kind);
-    }
-  }
-
-  private dropTrack(participantId: string, kind: MediaKind): void {
-    const entry = this.remote.get(participantId);
-    const t = entry?.[kind];
-    if (!entry || !t) return;
-    delete entry[kind];
-    if (!entry.audio && !entry.video) this.remote.delete(participantId);
-    this.emitter.emit('track-removed', { participantId, kind, track: t.track });
-  }
-
-  private resolveStatsTrack(
-    trackIdentifier: string | undefined,
-    mid: string | undefined,
-  ): TrackRef | undefined {
-    if (trackIdentifier !== undefined) {
-      const ref = this.trackIndex.get(trackIdentifier);
-      if (ref) {
-        // Only tracks still in use: inactive receivers keep reporting old stats.
-        const cur = this.remote.get(ref.participantId)?.[ref.kind];
-        return cur?.track.id === trackIdentifier ? ref : undefined;
-      }
-      return undefined;
-    }
-    if (mid !== undefined) return this.midIndex.get(mid);
-    return undefined;
-  }
 }
 
 function normalizeConstraint(id: string, c: VideoConstraint): VideoConstraint {
