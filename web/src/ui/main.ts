@@ -70,7 +70,9 @@
 //   button.enable-sound                 shown when autoplay policy blocked remote audio
 //   form.join-form [name=room] [name=name]   the join form (the page's first form)
 //   section.prejoin video.preview .level-meter select[name=camera|mic|speaker]
-//     input[name=join-muted] input[name=join-camera-off]   the pre-join panel; joining
+//     input[name=join-muted] input[name=join-camera-off]
+//     input[name=e2ee-passphrase]       the pre-join panel (the passphrase as #e2ee= gives it,
+//                                       kept in memory only); joining
 //                                       from it keeps the page (address becomes
 //                                       /<room>?name=…) and publishes the previewed devices
 //   button.hand[aria-pressed]           raise / lower our hand; .tile.hand-raised marks
@@ -82,6 +84,11 @@
 //                                       [data-from] with .chat-name, time.chat-time,
 //                                       .chat-text (plain text); form.chat-form
 //                                       textarea[name=chat-text] (Enter sends), .chat-error
+//   button.invite[aria-expanded] / section.invite-panel[role=dialog]   input[name=invite-link]
+//                                       (/<room>: no name, token or passphrase), button.copy-link;
+//                                       with E2EE input[name=invite-passphrase] (password),
+//                                       button.copy-passphrase, button.rotate-key (our frames
+//                                       move to a new key id); .invite-status; Escape closes
 //   button.devices-toggle / section.devices-panel select[name=camera|mic|speaker]
 //                                       switch devices in the call (replaceTrack: same
 //                                       session and participant id)
@@ -120,7 +127,7 @@
 
 import { showJoinForm } from './form';
 import { parseVideoSize } from './media';
-import type { JoinChoice } from './prejoin';
+import { joinPassphrase, type JoinChoice } from './prejoin';
 import { showRoom } from './room';
 import { roomUrl, route, withoutToken } from './route';
 
@@ -134,9 +141,11 @@ function main(): void {
   const home = () => location.assign('/');
   if (r.page === 'form') {
     const onJoin = (room: string, name: string, choice: JoinChoice) => {
-      history.replaceState(history.state, '', roomUrl(room, name, r.video));
+      // A typed passphrase stays in memory; a link's #e2ee= stays in the address.
+      const passphrase = joinPassphrase(choice, location.hash);
+      history.replaceState(history.state, '', roomUrl(room, name, r.video) + (choice.passphrase ? '' : location.hash));
       const videoSize = parseVideoSize(r.video);
-      showRoom(root, { room, name, videoSize, simulcast: true, token, home, prejoin: choice }).catch(failed);
+      showRoom(root, { room, name, videoSize, simulcast: true, token, home, prejoin: choice, passphrase }).catch(failed);
     };
     showJoinForm(root, { ...r, token, onJoin });
     return;

@@ -1,10 +1,13 @@
 // The pre-join panel beside the join form: camera preview, microphone level,
 // camera / microphone / speaker choice, and "join muted" / "join with camera
-// off". The stream it opened is handed to the room page as it is.
+// off", and the optional end-to-end encryption passphrase (the same as a
+// link's #e2ee=; kept in memory, never in the address). The stream it opened is
+// handed to the room page as it is.
 
 import { h } from './dom';
 import { canChooseSpeaker, DeviceSelect, LevelMeter, openTrack, trackDevice } from './devices';
 import { openLocalMedia, type LocalMedia, type VideoSize } from './media';
+import { passphraseFromHash } from '../protocol/e2ee/client';
 
 /** What the user chose before joining. */
 export interface JoinChoice {
@@ -12,11 +15,19 @@ export interface JoinChoice {
   startMuted: { audio: boolean; video: boolean };
   /** Audio output device id; undefined = the default. */
   speaker?: string;
+  /** The typed end-to-end encryption passphrase; undefined = none typed. */
+  passphrase?: string;
+}
+
+/** The passphrase to join with: the typed one, else the address's #e2ee=, else none. */
+export function joinPassphrase(choice: JoinChoice, hash: string): string | null {
+  return choice.passphrase ?? passphraseFromHash(hash);
 }
 
 /**
  * `section.prejoin`: `video.preview`, `.level-meter`, `select[name=camera|mic|speaker]`,
- * `input[name=join-muted]` and `input[name=join-camera-off]` (checkboxes).
+ * `input[name=join-muted]` and `input[name=join-camera-off]` (checkboxes),
+ * `input[name=e2ee-passphrase]` (password).
  */
 export class Prejoin {
   readonly el: HTMLElement;
@@ -25,6 +36,7 @@ export class Prejoin {
   private readonly note: HTMLParagraphElement;
   private readonly muted: HTMLInputElement;
   private readonly cameraOff: HTMLInputElement;
+  private readonly passphrase: HTMLInputElement;
   private readonly selects: { camera: DeviceSelect; mic: DeviceSelect; speaker: DeviceSelect };
   private media: LocalMedia = { stream: null, problem: null };
   /** Opening devices and switching them run one at a time; take() waits for them. */
@@ -39,6 +51,9 @@ export class Prejoin {
     this.muted = h('input', { attrs: { type: 'checkbox', name: 'join-muted' } });
     this.cameraOff = h('input', { attrs: { type: 'checkbox', name: 'join-camera-off' } });
     this.cameraOff.addEventListener('change', () => this.showPreview());
+    this.passphrase = h('input', {
+      attrs: { type: 'password', name: 'e2ee-passphrase', autocomplete: 'off', spellcheck: 'false', placeholder: 'Optional' },
+    });
     this.selects = {
       camera: new DeviceSelect('camera', (id) => this.switchTo('camera', id)),
       mic: new DeviceSelect('mic', (id) => this.switchTo('mic', id)),
@@ -56,6 +71,7 @@ export class Prejoin {
       this.selects.speaker.el,
       h('label', { class: 'check' }, this.muted, h('span', { text: 'Join muted' })),
       h('label', { class: 'check' }, this.cameraOff, h('span', { text: 'Join with camera off' })),
+      h('label', { class: 'e2ee-passphrase' }, h('span', { text: 'End-to-end encryption passphrase' }), this.passphrase),
     );
     this.busy = this.open();
   }
@@ -114,10 +130,12 @@ export class Prejoin {
     this.meter.stop();
     this.preview.srcObject = null;
     const speaker = this.selects.speaker.el.hidden ? '' : this.selects.speaker.value;
+    const passphrase = this.passphrase.value;
     return {
       media: this.media,
       startMuted: { audio: this.muted.checked, video: this.cameraOff.checked },
       ...(speaker ? { speaker } : {}),
+      ...(passphrase ? { passphrase } : {}),
     };
   }
 }

@@ -14,6 +14,7 @@ import { Gallery } from './gallery';
 import { layoutControl } from './grid';
 import { lastNControl } from './lastn';
 import { shareButton } from './share';
+import { invitePanel } from './invite';
 import { openLocalMedia, type VideoSize } from './media';
 import type { JoinChoice } from './prejoin';
 import { sidePanels } from './side';
@@ -32,6 +33,8 @@ export interface RoomOptions {
   home(): void;
   /** What the pre-join panel opened and chose; without it the page opens camera and microphone itself. */
   prejoin?: JoinChoice;
+  /** The E2EE passphrase given before joining (pre-join form); else the address's #e2ee=. */
+  passphrase?: string | null;
 }
 
 declare global {
@@ -81,7 +84,8 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   const hasAudio = (stream?.getAudioTracks().length ?? 0) > 0;
   const hasVideo = (stream?.getVideoTracks().length ?? 0) > 0;
 
-  const e2ee = startE2ee(opts.room);
+  const passphrase = opts.passphrase ?? passphraseFromHash(location.hash);
+  const e2ee = startE2ee(opts.room, passphrase);
   const conference = new Conference({
     room: opts.room,
     name: opts.name,
@@ -147,6 +151,13 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     onProblem: showNotice,
   });
 
+  const invite = invitePanel({
+    room: opts.room,
+    origin: location.origin,
+    passphrase: e2ee ? passphrase : null,
+    ...(e2ee ? { rotate: () => e2ee.rotate() } : {}),
+    ...(navigator.clipboard ? { clipboard: navigator.clipboard } : {}),
+  });
   const micBtn = h('button', { class: 'ctl mic', attrs: { type: 'button' } });
   const camBtn = h('button', { class: 'ctl cam', attrs: { type: 'button' } });
   const leaveBtn = h('button', { class: 'ctl leave', attrs: { type: 'button', title: 'Leave' } }, icon(icons.leave), h('span', { text: 'Leave' }));
@@ -169,7 +180,8 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     notice,
     gallery.el,
     side.el,
-    h('footer', { class: 'controls' }, micBtn, camBtn, ...side.buttons, layoutControl(gallery), shareButton(conference, showNotice), lastNControl(conference, gallery), leaveBtn),
+    invite.panel,
+    h('footer', { class: 'controls' }, micBtn, camBtn, ...side.buttons, layoutControl(gallery), shareButton(conference, showNotice), invite.button, lastNControl(conference, gallery), leaveBtn),
   );
   root.replaceChildren(page);
 
@@ -256,9 +268,8 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   conference.join();
 }
 
-/** End-to-end encryption when the link carries #e2ee=<passphrase> (never sent to the server). */
-function startE2ee(room: string): E2ee | null {
-  const passphrase = passphraseFromHash(location.hash);
+/** End-to-end encryption when there is a passphrase (#e2ee= or typed; never sent to the server). */
+export function startE2ee(room: string, passphrase: string | null): E2ee | null {
   if (passphrase === null) return null;
   const mode = e2eeMode();
   if (mode === null) throw new Error('this browser cannot encrypt media end to end (it has no encoded transforms)');
@@ -268,7 +279,9 @@ function startE2ee(room: string): E2ee | null {
 function showEnded(root: HTMLElement, opts: RoomOptions, message: string): void {
   const rejoin = h('button', { class: 'primary', text: 'Rejoin', attrs: { type: 'button' } });
   const home = h('button', { class: 'secondary', text: 'Home', attrs: { type: 'button' } });
-  rejoin.addEventListener('click', () => location.reload());
+  // A typed passphrase is not in the address: rejoin through the form, never unencrypted.
+  const typed = opts.passphrase != null && passphraseFromHash(location.hash) === null;
+  rejoin.addEventListener('click', () => (typed ? location.assign(`/${encodeURIComponent(opts.room)}`) : location.reload()));
   home.addEventListener('click', () => opts.home());
   root.replaceChildren(
     h(
