@@ -7,6 +7,7 @@
 // when the corresponding options are given.
 
 import { ChatLog, chatTextProblem } from './chat';
+import { Constraints, type VideoConstraints } from './constraints';
 import { Emitter } from './emitter';
 import {
   browserPeerConnection,
@@ -58,8 +59,7 @@ import {
 
 export { SIMULCAST_ENCODINGS, SINGLE_ENCODING_MAX_BITRATE, simulcastLayerLimit } from './encodings';
 
-/** Remote video constraints by participant id (what `constraints` messages carry). */
-export type VideoConstraints = Record<string, VideoConstraint>;
+export type { VideoConstraints } from './constraints';
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
 
@@ -289,10 +289,8 @@ export class Conference {
   private suspendedIds: string[] = [];
   /** The last `stats` of this session; null before the first. */
   private bandwidthStats: BandwidthStats | null = null;
-  /** Our constraints per remote participant (setConstraints), re-sent in full after every welcome. */
-  private readonly wantedConstraints = new Map<string, VideoConstraint>();
-  /** What the server was told in this session (the merge of our `constraints` messages). */
-  private readonly sentConstraints = new Map<string, VideoConstraint>();
+  /** Our constraints per remote source (setConstraints), and what this session was told. */
+  private readonly videoWants = new Constraints();
   /** Serializes getParameters/setParameters on the video sender. */
   private senderChain: Promise<void> = Promise.resolve();
   private readonly localStream: MediaStream | null;
@@ -421,12 +419,12 @@ export class Conference {
 
   /** Our constraints per remote participant, as given to setConstraints() (participants who left are dropped). */
   get constraints(): VideoConstraints {
-    return Object.fromEntries([...this.wantedConstraints].map(([id, c]) => [id, { ...c }]));
+    return this.videoWants.wantedCopy;
   }
 
   /** What the server has been told in this session: the merge of the `constraints` messages sent. */
   get constraintsSent(): VideoConstraints {
-    return Object.fromEntries([...this.sentConstraints].map(([id, c]) => [id, { ...c }]));
+    return this.videoWants.sentCopy;
   }
 
   /**
@@ -438,20 +436,9 @@ export class Conference {
    * them are sent again. Throws on a negative or non-finite size or an unknown role.
    */
   setConstraints(videos: VideoConstraints | ReadonlyMap<string, VideoConstraint>): void {
-    const entries = videos instanceof Map ? [...videos] : Object.entries(videos);
-    const next: [string, VideoConstraint][] = [];
-    for (const [id, c] of entries) next.push([id, normalizeConstraint(id, c)]);
+    const next = Constraints.normalize(videos);
     if (this.terminal) return;
-    let changed = false;
-    let roleChanged = false;
-    for (const [id, c] of next) {
-      if (id === '' || id === this.ownId) continue;
-      const prev = this.wantedConstraints.get(id);
-      if (prev && sameConstraint(prev, c)) continue;
-      if (prev && prev.role !== c.role) roleChanged = true;
-      this.wantedConstraints.set(id, c);
-      changed = true;
-    }
+    const { changed, roleChanged } = this.videoWants.merge(next, (id) => id === '' || id === this.ownId);
     const s = this.session;
     if (!changed || !s?.welcomed) return;
     // A video moving to or from the stage is a user's request for a new layer:
@@ -922,7 +909,7 @@ export class Conference {
       this.activeRids = null;
       this.emitter.emit('layers', { active: null });
     }
-    this.sentConstraints.clear();
+    this.videoWants.newSession();
     // The SFU's bandwidth state belongs to the session it was measured in.
     this.setSuspended([]);
     if (this.bandwidthStats !== null) {
@@ -950,7 +937,7 @@ export class Conference {
     for (const id of this.offlineUnpins) this.send(s, { type: 'unpin', id });
     this.offlineUnpins.clear();
     for (const id of this.pins) this.send(s, { type: 'pin', id });
-    if (this.wantedConstraints.size > 0) this.sendConstraints(s, [...this.wantedConstraints]);
+    this.sendConstraints(s, this.videoWants.unsent());
     if (resumed) this.emitter.emit('reconnected', { id: msg.id, attempts });
   }
 
@@ -1019,8 +1006,7 @@ export class Conference {
       this.emitter.emit('pinned', { ids: this.pinned });
     }
     if (source === 'participant' && this.speakerId === id) this.setSpeaker(null);
-    this.wantedConstraints.delete(id);
-    this.sentConstraints.delete(id);
+    this.videoWants.forget(id);
     this.media.dropAll(id);
   }
 
@@ -1258,20 +1244,12 @@ export class Conference {
 
   private flushConstraints(s: Session): void {
     if (s !== this.session || !s.welcomed || this.terminal) return;
-    const changed = [...this.wantedConstraints].filter(([id, c]) => {
-      const sent = this.sentConstraints.get(id);
-      return !sent || !sameConstraint(sent, c);
-    });
-    if (changed.length > 0) this.sendConstraints(s, changed);
+    this.sendConstraints(s, this.videoWants.unsent());
   }
 
   private sendConstraints(s: Session, entries: [string, VideoConstraint][]): void {
-    const videos: VideoConstraints = {};
-    for (const [id, c] of entries) {
-      videos[id] = { ...c };
-      this.sentConstraints.set(id, { ...c });
-    }
-    this.send(s, { type: 'constraints', videos });
+    if (entries.length === 0) return;
+    this.send(s, { type: 'constraints', videos: this.videoWants.markSent(entries) });
   }
 
   private applyLocalEnabled(): void {
@@ -1283,21 +1261,6 @@ export class Conference {
 
 }
 
-function normalizeConstraint(id: string, c: VideoConstraint): VideoConstraint {
-  const bad = (what: string) => new TypeError(`Conference.setConstraints: ${id}: ${what}`);
-  if (typeof c !== 'object' || c === null) throw bad('not an object');
-  const size = (v: unknown, k: string) => {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw bad(`${k} must be a number ≥ 0`);
-    return Math.round(v);
-  };
-  const out: VideoConstraint = { width: size(c.width, 'width'), height: size(c.height, 'height') };
-  if (c.role !== undefined) {
-    if (c.role !== 'stage' && c.role !== 'thumbnail') throw bad(`unknown role ${String(c.role)}`);
-    out.role = c.role;
-  }
-  return out;
-}
-
 function copyBandwidth(b: BandwidthStats): BandwidthStats {
   return {
     estimate: b.estimate,
@@ -1305,9 +1268,5 @@ function copyBandwidth(b: BandwidthStats): BandwidthStats {
     switches: b.switches,
     videos: Object.fromEntries(Object.entries(b.videos).map(([id, v]) => [id, { ...v }])),
   };
-}
-
-function sameConstraint(a: VideoConstraint, b: VideoConstraint): boolean {
-  return a.width === b.width && a.height === b.height && a.role === b.role;
 }
 
