@@ -10,7 +10,7 @@ import {
   type SendEncodingLike,
   type TransceiverLike,
 } from './env';
-import type { Logger } from './conference';
+import type { Logger } from './api';
 import { captureEncodings } from './layers';
 
 /**

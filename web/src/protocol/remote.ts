@@ -2,7 +2,7 @@
 // share) each track carries, the track-added / track-removed events, and the
 // lookups getStats() needs. One session's tracks; reset() when it ends.
 
-import type { ConferenceEvents, Logger, RemoteTracks } from './conference';
+import type { ConferenceEvents, Logger, RemoteTracks } from './api';
 import type { Emitter } from './emitter';
 import type { TrackEventLike } from './env';
 import { parseTrackId, type MediaKind, type TrackRef } from './stats';
