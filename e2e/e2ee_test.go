@@ -170,7 +170,10 @@ func hears(b *Browser, ps ...who) func() (bool, string) {
 // packets arrive; Ann and Bob see Cid (he announced no encryption) and lose
 // the lock. Cid's browser then joins again as Dee with a wrong passphrase:
 // the same as Cid, and Ann and Bob cannot decrypt Dee either, while still
-// seeing each other.
+// seeing each other. Its browser joins once more as Eve with the passphrase
+// and leaves; then Ann presses "Rotate encryption key" in her Invite panel
+// (whose link carries no passphrase): each time Ann's frames carry a newer key
+// id within 2 s and Bob's video of her never stalls for 500 ms.
 func TestE2EEThroughTheSFU(t *testing.T) {
 	srv := startServer(t)
 	base := srv.URL() + "e2e-e2ee?video=320x180&name="
@@ -332,4 +335,51 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 	}
 	t.Logf("Eve (with the key) left: Ann's frames under key id > %d %v after, Bob's video of Ann never stalled longer than %v (200 ms samples)",
 		kidBefore, rotated.Round(time.Millisecond), stall)
+
+	// Rotation on request: Ann's Invite panel gives the link without the
+	// passphrase, and its "Rotate encryption key" moves her frames to a newer key
+	// id within 2 s while Bob keeps decoding her.
+	a.click("button.invite")
+	var link, pass string
+	if err := a.eval(`document.querySelector('input[name=invite-link]').value`, &link); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.eval(`document.querySelector('input[name=invite-passphrase]').value`, &pass); err != nil {
+		t.Fatal(err)
+	}
+	if pass != "correct horse battery" || strings.Contains(link, "horse") || strings.Contains(link, "#") || strings.Contains(link, "?") {
+		t.Fatalf("Ann's invite: link %q, passphrase %q", link, pass)
+	}
+	asked := tapForwarded(t, ann.ID)
+	watch = startSampler(t, b, ann.ID)
+	time.Sleep(time.Second)
+	kidBefore = -1
+	for _, p := range asked.of(ann.ID, webrtc.RTPCodecTypeAudio) {
+		kidBefore = max(kidBefore, trailerKID(p.Payload))
+	}
+	clicked := time.Now()
+	a.click("button.rotate-key")
+	within(t, "Ann's frames under a new key after she asked", 2*time.Second, func() (bool, string) {
+		for _, p := range asked.of(ann.ID, webrtc.RTPCodecTypeAudio) {
+			if k := trailerKID(p.Payload); k > kidBefore && p.Arrival.After(clicked) {
+				rotated = p.Arrival.Sub(clicked)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("Ann's audio still under key id %d", kidBefore)
+	})
+	time.Sleep(2 * time.Second)
+	asked.stop()
+	around = watch.Stop().Window(clicked.Add(-time.Second), time.Time{})
+	if n := len(around); n < 10 || !around[0].OK || !around[n-1].OK {
+		t.Fatalf("Bob's samples of Ann around the asked rotation: %d", n)
+	}
+	if stall = longestStall(around); stall > 500*time.Millisecond {
+		t.Fatalf("Bob's video of Ann stalled %v around the asked rotation", stall)
+	}
+	if ok, why := showsWho(b, ann); !ok {
+		t.Fatal(why)
+	}
+	t.Logf("Ann asked for a new key: invite link %q without the passphrase; her frames under key id > %d %v after the click, Bob's video of Ann never stalled longer than %v",
+		link, kidBefore, rotated.Round(time.Millisecond), stall)
 }
