@@ -18,7 +18,6 @@ import {
   type Clock,
   type PeerConnectionConfig,
   type PeerConnectionLike,
-  type SendEncodingLike,
   type SenderLike,
   type TimerHandle,
   type WebSocketLike,
@@ -39,9 +38,10 @@ import {
   type VideoConstraint,
   type WelcomeMessage,
 } from './messages';
-import { addVideoTransceiver, encodingActive, preferVp8, wantedActive } from './encodings';
+import { addVideoTransceiver, encodingActive, preferVp8, senderEncodings } from './encodings';
 import { PeerLink } from './peer';
 import { RemoteMedia } from './remote';
+import { SendLayers } from './sendlayers';
 import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
 import { inboundStats, outboundStats, uplinkEstimate, type ConferenceStats, type TrackRef } from './stats';
 import type {
@@ -136,18 +136,14 @@ export class Conference {
   private readonly offlineUnpins = new Set<string>();
   /** Our set-last-n value; null until setLastN() is called. */
   private wantedLastN: number | null = null;
-  /** Whether the server asked us to stop sending video (this session only). */
-  private paused = false;
-  /** RIDs from the last `layers` of this session; null = all encodings. */
-  private activeRids: Set<string> | null = null;
+  /** Pause and `layers`: which video encodings we send. */
+  private readonly sendLayers: SendLayers;
   /** Forwarded videos suspended for lack of bandwidth (last `suspended` of this session). */
   private suspendedIds: string[] = [];
   /** The last `stats` of this session; null before the first. */
   private bandwidthStats: BandwidthStats | null = null;
   /** Our constraints per remote source (setConstraints), and what this session was told. */
   private readonly videoWants = new Constraints();
-  /** Serializes getParameters/setParameters on the video sender. */
-  private senderChain: Promise<void> = Promise.resolve();
   private readonly localStream: MediaStream | null;
   /** The screen or window we share (startScreenShare); null when not sharing. */
   private screenStream: MediaStream | null = null;
@@ -165,6 +161,7 @@ export class Conference {
     this.backoff = { initialMs: 300, factor: 2, maxMs: 3000, ...opts.backoff };
     this.emitter = new Emitter((err) => this.log.warn('event listener threw', err));
     this.media = new RemoteMedia(this.emitter, this.log, opts.e2ee ? (r, ref) => this.bindReceiver(r, ref) : null);
+    this.sendLayers = new SendLayers(opts.layerLimit, this.localStream, this.log);
   }
 
   // ---- public API ----------------------------------------------------------
@@ -243,7 +240,7 @@ export class Conference {
 
   /** Whether our video is paused because nobody receives it (`pause-video`). */
   get videoPaused(): boolean {
-    return this.paused;
+    return this.sendLayers.isPaused;
   }
 
   /**
@@ -251,7 +248,7 @@ export class Conference {
    * this session; null = all (no `layers` yet). `videoPaused` still wins.
    */
   get videoLayers(): string[] | null {
-    return this.activeRids ? [...this.activeRids] : null;
+    return this.sendLayers.active;
   }
 
   /**
@@ -503,7 +500,7 @@ export class Conference {
     ]);
     if (sub) result.inbound = inboundStats(sub, (t, mid) => this.media.resolveStats(t, mid));
     if (pub) {
-      const encodings = this.senderEncodings(s);
+      const encodings = senderEncodings(s.videoSender);
       result.outbound = outboundStats(
         pub,
         (kind, rid) => (kind === 'video' ? encodingActive(encodings, rid) : null),
@@ -756,14 +753,8 @@ export class Conference {
     this.setState('connected');
 
     // A new session sends video, every encoding, until the server says otherwise.
-    if (this.paused) {
-      this.paused = false;
-      this.emitter.emit('video-paused', { paused: false });
-    }
-    if (this.activeRids !== null) {
-      this.activeRids = null;
-      this.emitter.emit('layers', { active: null });
-    }
+    if (this.sendLayers.setPaused(false)) this.emitter.emit('video-paused', { paused: false });
+    if (this.sendLayers.setActive(null)) this.emitter.emit('layers', { active: null });
     this.videoWants.newSession();
     // The SFU's bandwidth state belongs to the session it was measured in.
     this.setSuspended([]);
@@ -1020,10 +1011,7 @@ export class Conference {
   }
 
   private setPaused(s: Session, paused: boolean): void {
-    if (this.paused !== paused) {
-      this.paused = paused;
-      this.emitter.emit('video-paused', { paused });
-    }
+    if (this.sendLayers.setPaused(paused)) this.emitter.emit('video-paused', { paused });
     this.applySendActive(s);
   }
 
@@ -1035,53 +1023,19 @@ export class Conference {
   }
 
   private setLayers(s: Session, active: Set<string>): void {
-    const prev = this.activeRids;
-    const same = prev !== null && prev.size === active.size && [...active].every((r) => prev.has(r));
-    if (!same) {
-      this.activeRids = active;
-      this.emitter.emit('layers', { active: [...active] });
-    }
+    if (this.sendLayers.setActive(active)) this.emitter.emit('layers', { active: [...active] });
     this.applySendActive(s);
   }
 
-  /**
-   * Sets the `active` flag of every encoding of the video sender from the
-   * pause state and the last `layers`, without renegotiating; the camera (and
-   * the local preview) keeps running. Steps are serialized and read the wanted
-   * state when they run, so the last word wins.
-   */
+  /** Restates which encodings the video sender sends (SendLayers.apply). */
   private applySendActive(s: Session): void {
     const sender = s.videoSender;
     if (!sender) return;
-    this.senderChain = this.senderChain
-      .then(async () => {
-        if (s !== this.session || s.videoSender !== sender) return;
-        // getParameters and setParameters in the same task, as browsers require.
-        const params = sender.getParameters();
-        const encodings = params.encodings ?? [];
-        if (encodings.length === 0) return; // not negotiated yet: retried after the answer
-        const wanted = wantedActive(encodings, this.paused, this.activeRids, this.opts.layerLimit, this.localStream);
-        if (encodings.every((e, i) => (e.active ?? true) === wanted[i])) return;
-        encodings.forEach((e, i) => {
-          e.active = wanted[i];
-        });
-        await sender.setParameters(params);
-      })
-      .catch((err: unknown) => {
-        if (s === this.session) this.log.warn('video sender setParameters failed', err);
-      });
-  }
-
-  /** The video sender's current encodings; null when unknown. */
-  private senderEncodings(s: Session): SendEncodingLike[] | null {
-    const sender = s.videoSender;
-    if (!sender) return null;
-    try {
-      const encodings = sender.getParameters().encodings ?? [];
-      return encodings.length === 0 ? null : encodings;
-    } catch {
-      return null;
-    }
+    this.sendLayers.apply(
+      sender,
+      () => s === this.session && s.videoSender === sender,
+      () => s === this.session,
+    );
   }
 
   // ---- constraints ---------------------------------------------------------

@@ -8,6 +8,7 @@ import {
   type CodecLike,
   type PeerConnectionLike,
   type SendEncodingLike,
+  type SenderLike,
   type TransceiverLike,
 } from './env';
 import type { Logger } from './api';
@@ -166,6 +167,17 @@ export function preferVp8(
     t.setCodecPreferences([...vp8, ...codecs.filter((c) => mime(c) === 'video/rtx')]);
   } catch (err) {
     log.warn('setCodecPreferences', err);
+  }
+}
+
+/** The video sender's current encodings; null when unknown. */
+export function senderEncodings(sender: SenderLike | null): SendEncodingLike[] | null {
+  if (!sender) return null;
+  try {
+    const encodings = sender.getParameters().encodings ?? [];
+    return encodings.length === 0 ? null : encodings;
+  } catch {
+    return null;
   }
 }
 
