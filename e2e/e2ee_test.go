@@ -171,7 +171,7 @@ func hears(b *Browser, ps ...who) func() (bool, string) {
 // the lock. Cid's browser then joins again as Dee with a wrong passphrase:
 // the same as Cid, and Ann and Bob cannot decrypt Dee either, while still
 // seeing each other. Its browser joins once more as Eve with the passphrase
-// and leaves; then Ann presses "Rotate encryption key" in her Invite panel
+// typed in the pre-join form (not in her address) and leaves; then Ann presses "Rotate encryption key" in her Invite panel
 // (whose link carries no passphrase): each time Ann's frames carry a newer key
 // id within 2 s and Bob's video of her never stalls for 500 ms.
 func TestE2EEThroughTheSFU(t *testing.T) {
@@ -284,8 +284,19 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 	// Key rotation when someone who had the key leaves: the same browser as Eve
 	// with the passphrase, then closed. Ann's frames carry a new key id within
 	// 2 s, and Bob's video of Ann does not stall for 500 ms over the change.
+	// Eve types the passphrase in the pre-join form; it stays out of her address.
 	eve := who{Name: "Eve", Colour: blue}
-	eve.ID = c.join(base, eve.Name+secret)
+	c.open(srv.URL() + "e2e-e2ee?video=320x180")
+	if err := c.eval(`(() => { document.querySelector('input[name=name]').value = 'Eve';
+		document.querySelector('input[name=e2ee-passphrase]').value = 'correct horse battery';
+		document.querySelector('form').requestSubmit(); return true })()`, nil); err != nil {
+		t.Fatal(err)
+	}
+	within(t, "Eve joined from the pre-join form", 15*time.Second, func() (bool, string) { eve.ID = c.id(); return eve.ID != "", "no id" })
+	var eveAddr string
+	if err := c.eval(`location.href`, &eveAddr); err != nil || strings.Contains(eveAddr, "horse") || strings.Contains(eveAddr, "#") {
+		t.Fatalf("Eve's address after joining with a typed passphrase: %q %v", eveAddr, err)
+	}
 	within(t, "Ann, Bob and Eve see each other, with the lock", 20*time.Second, func() (bool, string) {
 		for _, x := range []*Browser{a, b, c} {
 			if s, err := x.e2ee(); err != nil || !s.Lock || len(s.CannotDecrypt) > 0 {
