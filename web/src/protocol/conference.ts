@@ -42,7 +42,8 @@ import { addVideoTransceiver, encodingActive, preferVp8, senderEncodings } from 
 import { PeerLink } from './peer';
 import { RemoteMedia } from './remote';
 import { SendLayers } from './sendlayers';
-import { addScreenTransceivers, screenMids, stopScreenTransceivers, type ScreenTransceivers } from './screen';
+import { Session } from './session';
+import { addScreenTransceivers, screenMids, stopScreenTransceivers } from './screen';
 import { inboundStats, outboundStats, uplinkEstimate, type ConferenceStats, type TrackRef } from './stats';
 import type {
   BackoffOptions,
@@ -80,27 +81,6 @@ const consoleLogger: Logger = {
   debug: () => {},
   warn: (...args) => console.warn('[podium]', ...args),
 };
-
-interface Session {
-  readonly ws: WebSocketLike;
-  publish: PeerLink | null;
-  subscribe: PeerLink | null;
-  welcomed: boolean;
-  pingTimer: TimerHandle | null;
-  watchdogTimer: TimerHandle | null;
-  readonly disconnectTimers: Map<PcName, TimerHandle>;
-  /** The sender of the published video, for pause-video / resume-video and `layers`. */
-  videoSender: SenderLike | null;
-  /** The sender of the published audio, for replaceLocalTrack. */
-  audioSender: SenderLike | null;
-  /** Pending send of collected constraint changes. */
-  constraintsTimer: TimerHandle | null;
-  /** The screen share's transceivers in this session's publish connection. */
-  screen: ScreenTransceivers | null;
-  /** A publish offer awaits its answer; `publishAgain`: offer again once it arrives. */
-  publishOffering: boolean;
-  publishAgain: boolean;
-}
 
 export class Conference {
   readonly room: string;
@@ -313,7 +293,7 @@ export class Conference {
     this.pins.push(participantId);
     this.offlineUnpins.delete(participantId);
     const s = this.session;
-    if (s?.welcomed) this.send(s, { type: 'pin', id: participantId });
+    if (s?.welcomed) s.send({ type: 'pin', id: participantId });
     this.emitter.emit('pinned', { ids: this.pinned });
   }
 
@@ -324,7 +304,7 @@ export class Conference {
     if (i < 0) return;
     this.pins.splice(i, 1);
     const s = this.session;
-    if (s?.welcomed) this.send(s, { type: 'unpin', id: participantId });
+    if (s?.welcomed) s.send({ type: 'unpin', id: participantId });
     else this.offlineUnpins.add(participantId);
     this.emitter.emit('pinned', { ids: this.pinned });
   }
@@ -338,7 +318,7 @@ export class Conference {
     if (this.terminal) return;
     this.wantedLastN = n;
     const s = this.session;
-    if (s?.welcomed) this.send(s, { type: 'set-last-n', n });
+    if (s?.welcomed) s.send({ type: 'set-last-n', n });
   }
 
   /**
@@ -362,7 +342,7 @@ export class Conference {
     }
     const s = this.session;
     if (this.terminal || !s?.welcomed || s.ws.readyState !== WS_OPEN) return false;
-    this.send(s, msg);
+    s.send(msg);
     return true;
   }
 
@@ -423,7 +403,7 @@ export class Conference {
   /** Leaves the room for good. */
   leave(): void {
     if (this.terminal) return;
-    if (this.session) this.send(this.session, { type: 'leave' });
+    if (this.session) this.session.send({ type: 'leave' });
     this.terminate('left', 'left the room');
   }
 
@@ -432,7 +412,7 @@ export class Conference {
     this.local = { ...this.local, audioMuted: audio, videoMuted: video };
     this.applyLocalEnabled();
     const s = this.session;
-    if (s?.welcomed) this.send(s, { type: 'mute', audio, video });
+    if (s?.welcomed) s.send({ type: 'mute', audio, video });
     this.emitter.emit('local-state', this.localState);
   }
 
@@ -441,7 +421,7 @@ export class Conference {
     if (this.local.handRaised === raised) return;
     this.local = { ...this.local, handRaised: raised };
     const s = this.session;
-    if (s?.welcomed) this.send(s, { type: 'raise-hand', raised });
+    if (s?.welcomed) s.send({ type: 'raise-hand', raised });
     this.emitter.emit('local-state', this.localState);
   }
 
@@ -455,7 +435,7 @@ export class Conference {
     if (problem) return problem;
     const s = this.session;
     if (!s?.welcomed || s.ws.readyState !== WS_OPEN) return 'not connected';
-    this.send(s, { type: 'chat', text });
+    s.send({ type: 'chat', text });
     return '';
   }
 
@@ -523,21 +503,7 @@ export class Conference {
       this.scheduleReconnect('cannot open signaling connection');
       return;
     }
-    const s: Session = {
-      ws,
-      publish: null,
-      subscribe: null,
-      welcomed: false,
-      pingTimer: null,
-      watchdogTimer: null,
-      disconnectTimers: new Map(),
-      videoSender: null,
-      audioSender: null,
-      constraintsTimer: null,
-      screen: null,
-      publishOffering: false,
-      publishAgain: false,
-    };
+    const s = new Session(ws, this.clock, this.log);
     this.session = s;
     ws.onopen = () => {
       if (s !== this.session) return;
@@ -550,7 +516,7 @@ export class Conference {
       if (this.opts.token !== undefined) join.token = this.opts.token;
       if (this.resume) join.resume = this.resume;
       if (this.opts.e2ee) join.e2ee = true;
-      this.send(s, join);
+      s.send(join);
       this.schedulePing(s);
     };
     ws.onmessage = (ev) => {
@@ -608,36 +574,8 @@ export class Conference {
   /** Closes the WebSocket and both peer connections of a session. */
   private teardown(s: Session): void {
     if (this.session === s) this.session = null;
-    for (const t of [s.pingTimer, s.watchdogTimer, s.constraintsTimer, ...s.disconnectTimers.values()]) {
-      if (t !== null) this.clock.clearTimeout(t);
-    }
-    s.pingTimer = null;
-    s.watchdogTimer = null;
-    s.constraintsTimer = null;
-    s.disconnectTimers.clear();
-    s.videoSender = null;
-    const ws = s.ws;
-    ws.onopen = null;
-    ws.onmessage = null;
-    ws.onclose = null;
-    ws.onerror = null;
-    try {
-      ws.close(1000);
-    } catch (err) {
-      this.log.debug('ws close', err);
-    }
-    s.publish?.close();
-    s.subscribe?.close();
+    s.close();
     this.media.reset();
-  }
-
-  private send(s: Session, msg: ClientMessage): void {
-    if (s.ws.readyState !== WS_OPEN) return;
-    try {
-      s.ws.send(JSON.stringify(msg));
-    } catch (err) {
-      this.log.warn('send failed', err);
-    }
   }
 
   private setState(state: ConnectionState): void {
@@ -650,20 +588,12 @@ export class Conference {
   // ---- keepalive -----------------------------------------------------------
 
   private schedulePing(s: Session): void {
-    s.pingTimer = this.clock.setTimeout(() => {
-      if (s !== this.session) return;
-      this.send(s, { type: 'ping', ts: this.clock.now() });
-      this.schedulePing(s);
-    }, this.opts.pingIntervalMs ?? 5000);
+    s.schedulePing(this.opts.pingIntervalMs ?? 5000, () => s === this.session);
   }
 
   /** Declares the session dead when no `pong` arrives in time. */
   private armWatchdog(s: Session): void {
-    if (s.watchdogTimer !== null) this.clock.clearTimeout(s.watchdogTimer);
-    s.watchdogTimer = this.clock.setTimeout(() => {
-      s.watchdogTimer = null;
-      this.lost(s, 'keepalive timeout');
-    }, this.opts.pongTimeoutMs ?? 12000);
+    s.armWatchdog(this.opts.pongTimeoutMs ?? 12000, () => this.lost(s, 'keepalive timeout'));
   }
 
   // ---- message handlers ----------------------------------------------------
@@ -775,14 +705,14 @@ export class Conference {
     this.offerPublish(s);
     // A resumed session may carry a stale mute state; always restate ours then.
     if (resumed || this.local.audioMuted || this.local.videoMuted) {
-      this.send(s, { type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
+      s.send({ type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
     }
-    if (this.local.handRaised) this.send(s, { type: 'raise-hand', raised: true });
+    if (this.local.handRaised) s.send({ type: 'raise-hand', raised: true });
     // Our receive preferences are ours, not the session's: restate them.
-    if (this.wantedLastN !== null) this.send(s, { type: 'set-last-n', n: this.wantedLastN });
-    for (const id of this.offlineUnpins) this.send(s, { type: 'unpin', id });
+    if (this.wantedLastN !== null) s.send({ type: 'set-last-n', n: this.wantedLastN });
+    for (const id of this.offlineUnpins) s.send({ type: 'unpin', id });
     this.offlineUnpins.clear();
-    for (const id of this.pins) this.send(s, { type: 'pin', id });
+    for (const id of this.pins) s.send({ type: 'pin', id });
     this.sendConstraints(s, this.videoWants.unsent());
     if (resumed) this.emitter.emit('reconnected', { id: msg.id, attempts });
   }
@@ -848,7 +778,7 @@ export class Conference {
     if (pinAt >= 0) {
       this.pins.splice(pinAt, 1);
       const s = this.session;
-      if (source === 'participant' && s?.welcomed && !this.terminal) this.send(s, { type: 'unpin', id });
+      if (source === 'participant' && s?.welcomed && !this.terminal) s.send({ type: 'unpin', id });
       this.emitter.emit('pinned', { ids: this.pinned });
     }
     if (source === 'participant' && this.speakerId === id) this.setSpeaker(null);
@@ -912,7 +842,7 @@ export class Conference {
     const pc = (this.opts.createPeerConnection ?? browserPeerConnection)(config);
     const link = new PeerLink(name, pc, {
       send: (m) => {
-        if (s === this.session) this.send(s, m);
+        if (s === this.session) s.send(m);
       },
       fail: (reason, err) => {
         if (s !== this.session) return;
@@ -940,26 +870,7 @@ export class Conference {
     if (s !== this.session) return;
     const state = link.pc.connectionState;
     this.emitter.emit('peer-state', { pc: link.name, state });
-    const pending = s.disconnectTimers.get(link.name);
-    if (state !== 'disconnected' && pending !== undefined) {
-      this.clock.clearTimeout(pending);
-      s.disconnectTimers.delete(link.name);
-    }
-    if (state === 'connected') {
-      link.watchDtls((dtls) => this.lost(s, `${link.name} DTLS transport ${dtls}`));
-    }
-    // 'closed' that we did not cause (PeerLink.close detaches this handler first).
-    if (state === 'failed' || state === 'closed') {
-      this.lost(s, `${link.name} connection ${state}`);
-    } else if (state === 'disconnected' && pending === undefined) {
-      const timer = this.clock.setTimeout(() => {
-        s.disconnectTimers.delete(link.name);
-        if (link.pc.connectionState === 'disconnected') {
-          this.lost(s, `${link.name} connection disconnected`);
-        }
-      }, this.opts.disconnectedTimeoutMs ?? 4000);
-      s.disconnectTimers.set(link.name, timer);
-    }
+    s.peerState(link, state, this.opts.disconnectedTimeoutMs ?? 4000, (reason) => this.lost(s, reason));
   }
 
   /**
@@ -1058,7 +969,7 @@ export class Conference {
 
   private sendConstraints(s: Session, entries: [string, VideoConstraint][]): void {
     if (entries.length === 0) return;
-    this.send(s, { type: 'constraints', videos: this.videoWants.markSent(entries) });
+    s.send({ type: 'constraints', videos: this.videoWants.markSent(entries) });
   }
 
   private applyLocalEnabled(): void {
