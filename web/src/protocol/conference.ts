@@ -17,8 +17,6 @@ import {
   WS_OPEN,
   type Clock,
   type PeerConnectionConfig,
-  type PeerConnectionLike,
-  type SenderLike,
   type TimerHandle,
   type WebSocketLike,
 } from './env';
@@ -38,12 +36,13 @@ import {
   type VideoConstraint,
   type WelcomeMessage,
 } from './messages';
-import { addVideoTransceiver, encodingActive, preferVp8, senderEncodings } from './encodings';
+import { encodingActive, senderEncodings } from './encodings';
 import { PeerLink } from './peer';
+import { publishLocal, publishScreen } from './publish';
 import { RemoteMedia } from './remote';
 import { SendLayers } from './sendlayers';
 import { Session } from './session';
-import { addScreenTransceivers, screenMids, stopScreenTransceivers } from './screen';
+import { stopScreenTransceivers } from './screen';
 import { inboundStats, outboundStats, uplinkEstimate, type ConferenceStats, type TrackRef } from './stats';
 import type {
   BackoffOptions,
@@ -362,10 +361,8 @@ export class Conference {
     }
     this.screenStream = stream;
     if (s?.welcomed && s.publish) {
-      s.screen = addScreenTransceivers(s.publish.pc, stream);
-      if (s.screen) preferVp8(s.screen.video, this.opts.codecs, this.log);
-      this.encryptScreen(s);
-      this.offerPublish(s);
+      s.screen = publishScreen(s.publish.pc, stream, this.opts, this.log);
+      s.offerPublish();
     }
     this.emitter.emit('screen-share', { sharing: true });
   }
@@ -378,7 +375,7 @@ export class Conference {
     if (s?.screen) {
       stopScreenTransceivers(s.screen);
       s.screen = null;
-      this.offerPublish(s);
+      s.offerPublish();
     }
     this.emitter.emit('screen-share', { sharing: false });
   }
@@ -611,7 +608,7 @@ export class Conference {
         // Encodings may only be settable once negotiated: restate pause / layers then.
         void s.publish?.applyAnswer(msg.sdp).then(() => {
           this.applySendActive(s);
-          this.publishAnswered(s);
+          if (s === this.session) s.publishAnswered();
         });
         return;
       case 'candidate': {
@@ -696,13 +693,10 @@ export class Conference {
     const config: PeerConnectionConfig = { ...this.opts.e2ee?.peerConfig, iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
-    s.videoSender = this.addLocalTransceivers(s, s.publish.pc);
-    if (this.screenStream) {
-      s.screen = addScreenTransceivers(s.publish.pc, this.screenStream);
-      if (s.screen) preferVp8(s.screen.video, this.opts.codecs, this.log);
-      this.encryptScreen(s);
-    }
-    this.offerPublish(s);
+    this.applyLocalEnabled();
+    publishLocal(s, s.publish.pc, this.localStream, this.opts, this.log);
+    if (this.screenStream) s.screen = publishScreen(s.publish.pc, this.screenStream, this.opts, this.log);
+    s.offerPublish();
     // A resumed session may carry a stale mute state; always restate ours then.
     if (resumed || this.local.audioMuted || this.local.videoMuted) {
       s.send({ type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });
@@ -733,17 +727,6 @@ export class Conference {
     } else this.terminate('error', `${msg.code}: ${msg.message}`);
   }
 
-  /** Sends a publish offer, or a fresh one once the pending one is answered. */
-  private offerPublish(s: Session): void {
-    if (!s.publish) return;
-    if (s.publishOffering) {
-      s.publishAgain = true;
-      return;
-    }
-    s.publishOffering = true;
-    void s.publish.offer(() => screenMids(s.screen));
-  }
-
   /**
    * The server refused the offer that carries our share (too many tracks, its
    * sections, or no publish permission): the share ends, the offer is taken
@@ -751,19 +734,7 @@ export class Conference {
    */
   private shareRefused(s: Session): void {
     this.stopScreenShare();
-    s.publishOffering = false;
-    s.publishAgain = false;
-    // A first offer taken back leaves nothing published: offer again, without the share.
-    void s.publish?.rollback().then(() => this.offerPublish(s));
-  }
-
-  private publishAnswered(s: Session): void {
-    if (s !== this.session) return;
-    s.publishOffering = false;
-    if (s.publishAgain) {
-      s.publishAgain = false;
-      this.offerPublish(s);
-    }
+    s.retractOffer();
   }
 
   /**
@@ -871,31 +842,6 @@ export class Conference {
     const state = link.pc.connectionState;
     this.emitter.emit('peer-state', { pc: link.name, state });
     s.peerState(link, state, this.opts.disconnectedTimeoutMs ?? 4000, (reason) => this.lost(s, reason));
-  }
-
-  /**
-   * Publishes the local tracks: always one audio and one video transceiver.
-   * Returns the video sender (null when the environment does not expose it).
-   */
-  private addLocalTransceivers(s: Session, pc: PeerConnectionLike): SenderLike | null {
-    const stream = this.localStream;
-    const streams = stream ? [stream] : [];
-    const audio = stream?.getAudioTracks()[0];
-    const video = stream?.getVideoTracks()[0];
-    this.applyLocalEnabled();
-    s.audioSender = pc.addTransceiver(audio ?? 'audio', { direction: 'sendonly', streams }).sender ?? null;
-    const vt = addVideoTransceiver(pc, video ?? 'video', streams, this.opts, this.localStream, this.log);
-    preferVp8(vt, this.opts.codecs, this.log);
-    if (s.audioSender) this.opts.e2ee?.sender(s.audioSender, 'audio');
-    if (vt.sender) this.opts.e2ee?.sender(vt.sender, 'video');
-    return vt.sender ?? null;
-  }
-
-  private encryptScreen(s: Session): void {
-    const e2ee = this.opts.e2ee;
-    if (!e2ee || !s.screen) return;
-    if (s.screen.video.sender) e2ee.sender(s.screen.video.sender, 'video');
-    if (s.screen.audio?.sender) e2ee.sender(s.screen.audio.sender, 'audio');
   }
 
   /**

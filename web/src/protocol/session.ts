@@ -7,7 +7,7 @@ import type { Logger } from './api';
 import { WS_OPEN, type Clock, type SenderLike, type TimerHandle, type WebSocketLike } from './env';
 import type { ClientMessage, PcName } from './messages';
 import type { PeerLink } from './peer';
-import type { ScreenTransceivers } from './screen';
+import { screenMids, type ScreenTransceivers } from './screen';
 
 export class Session {
   publish: PeerLink | null = null;
@@ -88,6 +88,34 @@ export class Session {
       }, timeoutMs);
       this.disconnectTimers.set(link.name, timer);
     }
+  }
+
+  /** Sends a publish offer, or a fresh one once the pending one is answered. */
+  offerPublish(): void {
+    if (!this.publish) return;
+    if (this.publishOffering) {
+      this.publishAgain = true;
+      return;
+    }
+    this.publishOffering = true;
+    void this.publish.offer(() => screenMids(this.screen));
+  }
+
+  /** The publish answer arrived: offer again if something changed meanwhile. */
+  publishAnswered(): void {
+    this.publishOffering = false;
+    if (this.publishAgain) {
+      this.publishAgain = false;
+      this.offerPublish();
+    }
+  }
+
+  /** The pending publish offer was refused: take it back, then offer what is published now. */
+  retractOffer(): void {
+    this.publishOffering = false;
+    this.publishAgain = false;
+    // A first offer taken back leaves nothing published: offer again.
+    void this.publish?.rollback().then(() => this.offerPublish());
   }
 
   /** Stops the timers and closes the WebSocket and both peer connections. */
