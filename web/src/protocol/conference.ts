@@ -57,19 +57,7 @@ import type {
   RoomSettingsChange,
 } from './api';
 
-export type {
-  BackoffOptions,
-  CloseReason,
-  ConferenceEvents,
-  ConferenceOptions,
-  ConnectionState,
-  LocalState,
-  Logger,
-  RemoteTrack,
-  RemoteTracks,
-  RoomSettings,
-  RoomSettingsChange,
-} from './api';
+export type * from './api';
 export type { VideoConstraints } from './constraints';
 export { SIMULCAST_ENCODINGS, SINGLE_ENCODING_MAX_BITRATE, simulcastLayerLimit } from './encodings';
 
