@@ -37,6 +37,7 @@ import {
   type WelcomeMessage,
 } from './messages';
 import { encodingActive, senderEncodings } from './encodings';
+import { Forwarding } from './forwarding';
 import { PeerLink } from './peer';
 import { publishLocal, publishScreen } from './publish';
 import { RemoteMedia } from './remote';
@@ -93,10 +94,7 @@ export class Conference {
   private readonly chatLog = new ChatLog();
 
   // Speaker, Last N and video pausing (docs/protocol.md).
-  private speakerId: string | null = null;
-  private forwardedIds: string[] | null = null;
-  private forwardedN: number | null = null;
-  private roomState: RoomSettings | null = null;
+  private readonly forwarding: Forwarding;
   /** Our pins, in order; re-sent after every welcome. */
   private readonly pins: string[] = [];
   /** Pins removed while no session was up; unpinned after the next welcome. */
@@ -105,10 +103,6 @@ export class Conference {
   private wantedLastN: number | null = null;
   /** Pause and `layers`: which video encodings we send. */
   private readonly sendLayers: SendLayers;
-  /** Forwarded videos suspended for lack of bandwidth (last `suspended` of this session). */
-  private suspendedIds: string[] = [];
-  /** The last `stats` of this session; null before the first. */
-  private bandwidthStats: BandwidthStats | null = null;
   /** Our constraints per remote source (setConstraints), and what this session was told. */
   private readonly videoWants = new Constraints();
   private readonly localStream: MediaStream | null;
@@ -129,6 +123,7 @@ export class Conference {
     this.emitter = new Emitter((err) => this.log.warn('event listener threw', err));
     this.media = new RemoteMedia(this.emitter, this.log, opts.e2ee ? (r, ref) => this.bindReceiver(r, ref) : null);
     this.sendLayers = new SendLayers(opts.layerLimit, this.localStream, this.log);
+    this.forwarding = new Forwarding(this.emitter);
   }
 
   // ---- public API ----------------------------------------------------------
@@ -169,7 +164,7 @@ export class Conference {
 
   /** The dominant speaker from the last `speaker` message (may be our own id); null = nobody / unknown. */
   get dominantSpeaker(): string | null {
-    return this.speakerId;
+    return this.forwarding.speaker;
   }
 
   /**
@@ -177,17 +172,17 @@ export class Conference {
    * message; null until one arrives (then every participant's video may flow).
    */
   get forwarded(): string[] | null {
-    return this.forwardedIds ? [...this.forwardedIds] : null;
+    return this.forwarding.forwarded;
   }
 
   /** The N in force for us, from the last `forwarded` message; null until one arrives. */
   get forwardedLastN(): number | null {
-    return this.forwardedN;
+    return this.forwarding.lastN;
   }
 
   /** Whether we receive this participant's video (true while no `forwarded` arrived yet). */
   isForwarded(participantId: string): boolean {
-    return this.forwardedIds === null || this.forwardedIds.includes(participantId);
+    return this.forwarding.isForwarded(participantId);
   }
 
   /** Our own pins, in the order given. They survive reconnects (re-sent after each welcome). */
@@ -202,7 +197,7 @@ export class Conference {
 
   /** The room's settings from the last `room` message; null until one arrives. */
   get roomSettings(): RoomSettings | null {
-    return this.roomState ? { lastN: this.roomState.lastN, onStage: [...this.roomState.onStage] } : null;
+    return this.forwarding.room;
   }
 
   /** Whether our video is paused because nobody receives it (`pause-video`). */
@@ -223,17 +218,17 @@ export class Conference {
    * last `suspended` of this session (empty until one arrives).
    */
   get suspended(): string[] {
-    return [...this.suspendedIds];
+    return this.forwarding.suspended;
   }
 
   /** Whether the SFU suspended this participant's video for lack of bandwidth. */
   isSuspended(participantId: string): boolean {
-    return this.suspendedIds.includes(participantId);
+    return this.forwarding.isSuspended(participantId);
   }
 
   /** The SFU's bandwidth estimate and allocation from the last `stats` of this session; null before one. */
   get bandwidth(): BandwidthStats | null {
-    return this.bandwidthStats ? copyBandwidth(this.bandwidthStats) : null;
+    return this.forwarding.bandwidth;
   }
 
   /** Our constraints per remote participant, as given to setConstraints() (participants who left are dropped). */
@@ -617,24 +612,19 @@ export class Conference {
       case 'bye':
         return this.terminate('bye', msg.reason || 'the server ended the session');
       case 'speaker':
-        return this.setSpeaker(msg.id === '' ? null : msg.id);
+        return this.forwarding.setSpeaker(msg.id === '' ? null : msg.id);
       case 'forwarded':
-        this.forwardedIds = [...msg.ids];
-        this.forwardedN = msg.lastN;
-        this.emitter.emit('forwarded', { ids: [...msg.ids], lastN: msg.lastN });
-        return;
+        return this.forwarding.setForwarded(msg.ids, msg.lastN);
       case 'pause-video':
         return this.setPaused(s, true);
       case 'resume-video':
         return this.setPaused(s, false);
       case 'room':
-        this.roomState = { lastN: msg.lastN, onStage: [...msg.onStage] };
-        this.emitter.emit('room', this.roomSettings as RoomSettings);
-        return;
+        return this.forwarding.setRoom(msg.lastN, msg.onStage);
       case 'layers':
         return this.setLayers(s, new Set(msg.active));
       case 'suspended':
-        return this.setSuspended(msg.ids);
+        return this.forwarding.setSuspended(msg.ids);
       case 'chat': {
         const { type: _, ...message } = msg;
         if (this.chatLog.add(message)) this.emitter.emit('chat', { message });
@@ -646,9 +636,7 @@ export class Conference {
         return;
       case 'stats': {
         const { type: _, ...stats } = msg;
-        this.bandwidthStats = stats;
-        this.emitter.emit('bandwidth', { stats: copyBandwidth(stats) });
-        return;
+        return this.forwarding.setBandwidth(stats);
       }
     }
   }
@@ -671,12 +659,7 @@ export class Conference {
     if (this.sendLayers.setPaused(false)) this.emitter.emit('video-paused', { paused: false });
     if (this.sendLayers.setActive(null)) this.emitter.emit('layers', { active: null });
     this.videoWants.newSession();
-    // The SFU's bandwidth state belongs to the session it was measured in.
-    this.setSuspended([]);
-    if (this.bandwidthStats !== null) {
-      this.bandwidthStats = null;
-      this.emitter.emit('bandwidth', { stats: null });
-    }
+    this.forwarding.newSession();
 
     const config: PeerConnectionConfig = { ...this.opts.e2ee?.peerConfig, iceServers: msg.iceServers };
     s.publish = this.createLink(s, 'publish', config);
@@ -740,7 +723,7 @@ export class Conference {
       if (source === 'participant' && s?.welcomed && !this.terminal) s.send({ type: 'unpin', id });
       this.emitter.emit('pinned', { ids: this.pinned });
     }
-    if (source === 'participant' && this.speakerId === id) this.setSpeaker(null);
+    if (source === 'participant' && this.forwarding.speaker === id) this.forwarding.setSpeaker(null);
     this.videoWants.forget(id);
     this.media.dropAll(id);
   }
@@ -849,22 +832,9 @@ export class Conference {
 
   // ---- speaker and video pausing -------------------------------------------
 
-  private setSpeaker(id: string | null): void {
-    if (this.speakerId === id) return;
-    this.speakerId = id;
-    this.emitter.emit('speaker', { id });
-  }
-
   private setPaused(s: Session, paused: boolean): void {
     if (this.sendLayers.setPaused(paused)) this.emitter.emit('video-paused', { paused });
     this.applySendActive(s);
-  }
-
-  private setSuspended(ids: string[]): void {
-    const prev = new Set(this.suspendedIds);
-    const same = prev.size === ids.length && ids.every((id) => prev.has(id));
-    this.suspendedIds = [...ids];
-    if (!same) this.emitter.emit('suspended', { ids: [...ids] });
   }
 
   private setLayers(s: Session, active: Set<string>): void {
@@ -914,13 +884,3 @@ export class Conference {
   }
 
 }
-
-function copyBandwidth(b: BandwidthStats): BandwidthStats {
-  return {
-    estimate: b.estimate,
-    allocated: b.allocated,
-    switches: b.switches,
-    videos: Object.fromEntries(Object.entries(b.videos).map(([id, v]) => [id, { ...v }])),
-  };
-}
-
