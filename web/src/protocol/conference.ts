@@ -39,6 +39,7 @@ import {
 import { encodingActive, senderEncodings } from './encodings';
 import { Forwarding } from './forwarding';
 import { PeerLink } from './peer';
+import { Pins } from './pins';
 import { publishLocal, publishScreen } from './publish';
 import { RemoteMedia } from './remote';
 import { SendLayers } from './sendlayers';
@@ -95,12 +96,8 @@ export class Conference {
 
   // Speaker, Last N and video pausing (docs/protocol.md).
   private readonly forwarding: Forwarding;
-  /** Our pins, in order; re-sent after every welcome. */
-  private readonly pins: string[] = [];
-  /** Pins removed while no session was up; unpinned after the next welcome. */
-  private readonly offlineUnpins = new Set<string>();
-  /** Our set-last-n value; null until setLastN() is called. */
-  private wantedLastN: number | null = null;
+  /** Our pins and Last N, restated after every welcome. */
+  private readonly pins = new Pins();
   /** Pause and `layers`: which video encodings we send. */
   private readonly sendLayers: SendLayers;
   /** Our constraints per remote source (setConstraints), and what this session was told. */
@@ -187,12 +184,12 @@ export class Conference {
 
   /** Our own pins, in the order given. They survive reconnects (re-sent after each welcome). */
   get pinned(): string[] {
-    return [...this.pins];
+    return this.pins.list;
   }
 
   /** The value given to setLastN(), or null when never set (the room's N applies). */
   get lastN(): number | null {
-    return this.wantedLastN;
+    return this.pins.lastN;
   }
 
   /** The room's settings from the last `room` message; null until one arrives. */
@@ -271,9 +268,7 @@ export class Conference {
   /** Always receive this participant's video (appended to our pins). No effect on our own id. */
   pin(participantId: string): void {
     if (this.terminal || participantId === '' || participantId === this.ownId) return;
-    if (this.pins.includes(participantId)) return;
-    this.pins.push(participantId);
-    this.offlineUnpins.delete(participantId);
+    if (!this.pins.add(participantId)) return;
     const s = this.session;
     if (s?.welcomed) s.send({ type: 'pin', id: participantId });
     this.emitter.emit('pinned', { ids: this.pinned });
@@ -282,12 +277,9 @@ export class Conference {
   /** Stops always receiving this participant's video. */
   unpin(participantId: string): void {
     if (this.terminal) return;
-    const i = this.pins.indexOf(participantId);
-    if (i < 0) return;
-    this.pins.splice(i, 1);
     const s = this.session;
+    if (!this.pins.remove(participantId, !!s?.welcomed)) return;
     if (s?.welcomed) s.send({ type: 'unpin', id: participantId });
-    else this.offlineUnpins.add(participantId);
     this.emitter.emit('pinned', { ids: this.pinned });
   }
 
@@ -298,7 +290,7 @@ export class Conference {
   setLastN(n: number): void {
     if (!isLastN(n)) throw new RangeError(`Conference.setLastN: ${n} is not an integer ≥ -1`);
     if (this.terminal) return;
-    this.wantedLastN = n;
+    this.pins.lastN = n;
     const s = this.session;
     if (s?.welcomed) s.send({ type: 'set-last-n', n });
   }
@@ -674,10 +666,7 @@ export class Conference {
     }
     if (this.local.handRaised) s.send({ type: 'raise-hand', raised: true });
     // Our receive preferences are ours, not the session's: restate them.
-    if (this.wantedLastN !== null) s.send({ type: 'set-last-n', n: this.wantedLastN });
-    for (const id of this.offlineUnpins) s.send({ type: 'unpin', id });
-    this.offlineUnpins.clear();
-    for (const id of this.pins) s.send({ type: 'pin', id });
+    this.pins.restate((m) => s.send(m));
     this.sendConstraints(s, this.videoWants.unsent());
     if (resumed) this.emitter.emit('reconnected', { id: msg.id, attempts });
   }
@@ -716,9 +705,7 @@ export class Conference {
    */
   private forgetSource(id: string, source: 'participant' | 'screen'): void {
     // A pin of a source that is gone would hold one of our N slots for nobody.
-    const pinAt = this.pins.indexOf(id);
-    if (pinAt >= 0) {
-      this.pins.splice(pinAt, 1);
+    if (this.pins.drop(id)) {
       const s = this.session;
       if (source === 'participant' && s?.welcomed && !this.terminal) s.send({ type: 'unpin', id });
       this.emitter.emit('pinned', { ids: this.pinned });
