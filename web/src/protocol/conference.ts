@@ -40,6 +40,7 @@ import { encodingActive, senderEncodings } from './encodings';
 import { Forwarding } from './forwarding';
 import { PeerLink } from './peer';
 import { Pins } from './pins';
+import { Roster } from './roster';
 import { publishLocal, publishScreen } from './publish';
 import { RemoteMedia } from './remote';
 import { SendLayers } from './sendlayers';
@@ -106,7 +107,7 @@ export class Conference {
   /** The screen or window we share (startScreenShare); null when not sharing. */
   private screenStream: MediaStream | null = null;
 
-  private readonly people = new Map<string, Participant>();
+  private readonly people: Roster;
   private readonly media: RemoteMedia;
 
   constructor(opts: ConferenceOptions) {
@@ -121,6 +122,7 @@ export class Conference {
     this.media = new RemoteMedia(this.emitter, this.log, opts.e2ee ? (r, ref) => this.bindReceiver(r, ref) : null);
     this.sendLayers = new SendLayers(opts.layerLimit, this.localStream, this.log);
     this.forwarding = new Forwarding(this.emitter);
+    this.people = new Roster(this.emitter);
   }
 
   // ---- public API ----------------------------------------------------------
@@ -156,7 +158,7 @@ export class Conference {
 
   /** The other participants, by id. */
   get participants(): ReadonlyMap<string, Participant> {
-    return this.people;
+    return this.people.all;
   }
 
   /** The dominant speaker from the last `speaker` message (may be our own id); null = nobody / unknown. */
@@ -538,7 +540,7 @@ export class Conference {
       this.reconnectTimer = null;
     }
     if (this.session) this.teardown(this.session);
-    for (const id of [...this.people.keys()]) this.removeParticipant(id);
+    for (const id of [...this.people.all.keys()]) this.removeParticipant(id);
     this.setState('closed');
     this.emitter.emit('closed', { reason, message });
   }
@@ -725,40 +727,24 @@ export class Conference {
       present.add(p.id);
       this.upsertParticipant(p);
     }
-    for (const id of [...this.people.keys()]) {
+    for (const id of [...this.people.all.keys()]) {
       if (!present.has(id)) this.removeParticipant(id);
     }
   }
 
   private upsertParticipant(p: Participant): void {
     if (p.id === this.ownId) return;
-    const participant = { ...p };
-    const previous = this.people.get(p.id);
-    this.people.set(p.id, participant);
+    const previous = this.people.set(p);
     if (!previous || previous.e2ee !== p.e2ee || previous.screen !== p.screen) {
       this.media.rebind((source) => source === p.id || source === p.screen);
     }
     if (previous?.screen && previous.screen !== p.screen) this.forgetSource(previous.screen, 'screen');
-    if (!previous) {
-      this.emitter.emit('participant-joined', { participant: { ...participant } });
-    } else if (
-      previous.name !== p.name ||
-      previous.audioMuted !== p.audioMuted ||
-      previous.videoMuted !== p.videoMuted ||
-      !!previous.handRaised !== !!p.handRaised ||
-      previous.screen !== p.screen
-    ) {
-      this.emitter.emit('participant-updated', {
-        participant: { ...participant },
-        previous: { ...previous },
-      });
-    }
+    this.people.announce(p.id, previous);
   }
 
   private removeParticipant(id: string): void {
-    const p = this.people.get(id);
+    const p = this.people.delete(id);
     if (!p) return;
-    this.people.delete(id);
     if (p.screen) this.forgetSource(p.screen, 'screen');
     this.forgetSource(id, 'participant');
     this.opts.e2ee?.rotate(); // who left keeps no key to our next frames
@@ -808,13 +794,8 @@ export class Conference {
    * not shown undecrypted) until it is (upsertParticipant binds again).
    */
   private bindReceiver(receiver: unknown, ref: TrackRef): void {
-    const owner = this.ownerOf(ref.participantId);
+    const owner = this.people.ownerOf(ref.participantId);
     this.opts.e2ee?.receiver(receiver, ref.kind, owner?.id ?? ref.participantId, owner ? owner.e2ee === true : true);
-  }
-
-  /** The participant a source (participant id or its screen share's) belongs to. */
-  private ownerOf(source: string): Participant | undefined {
-    return this.people.get(source) ?? [...this.people.values()].find((p) => p.screen === source);
   }
 
   // ---- speaker and video pausing -------------------------------------------
