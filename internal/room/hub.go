@@ -20,6 +20,9 @@ var (
 	ErrTooManyRooms = errors.New("this server hosts as many rooms as it may")
 	// ErrRoomFull is returned when the room has Limits.MaxParticipants.
 	ErrRoomFull = errors.New("the room is full")
+	// ErrE2EERequired refuses a join that does not announce e2ee into a room
+	// that requires it.
+	ErrE2EERequired = errors.New("this room admits only participants who encrypt end to end")
 	// ErrTooManyRoomsFromAddress is returned when a new room would exceed
 	// Limits.RoomsPerAddress for the joiner's address.
 	ErrTooManyRoomsFromAddress = errors.New("your address has opened as many rooms as it may")

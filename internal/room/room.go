@@ -125,6 +125,10 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 	var err error
 	r.doFor(m, func(s *state) {
 		now := time.Now()
+		if s.settings.E2EERequired && !info.E2EE {
+			err = ErrE2EERequired
+			return
+		}
 		old, resumed := s.members[info.ID]
 		if !resumed && maxParticipants > 0 && len(s.members) >= maxParticipants {
 			err = ErrRoomFull
@@ -239,12 +243,19 @@ func (r *Room) SetLastN(m Member, n int) {
 	})
 }
 
-// UpdateSettings changes the room's Last N and on-stage set (nil: unchanged).
-func (r *Room) UpdateSettings(lastN *int, onStage []string) {
+// UpdateSettings changes the room's Last N, on-stage set and E2EE requirement
+// (nil fields: unchanged). It returns how many participants in the room did not
+// announce e2ee: requiring E2EE refuses later joins but removes nobody.
+func (r *Room) UpdateSettings(c signal.RoomSettings) (unencrypted int) {
 	r.do(func(s *state) {
+		lastN, onStage := c.LastN, c.OnStage
 		if lastN != nil {
 			s.settings.LastN = max(*lastN, -1)
 		}
+		if c.E2EERequired != nil {
+			s.settings.E2EERequired = *c.E2EERequired
+		}
+		unencrypted = s.unencrypted()
 		if onStage != nil {
 			s.onStage = slices.Clone(onStage)
 			ids := make([]lastn.ID, len(onStage))
@@ -256,6 +267,7 @@ func (r *Room) UpdateSettings(lastN *int, onStage []string) {
 		s.broadcast(nil, signal.TypeRoom, s.roomState())
 		s.reselect(time.Now())
 	})
+	return unencrypted
 }
 
 // Settings returns the room's current policy.
@@ -277,7 +289,18 @@ func (r *Room) Participants() []signal.Participant {
 }
 
 func (s *state) roomState() signal.RoomState {
-	return signal.RoomState{LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage)}
+	return signal.RoomState{LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage), E2EERequired: s.settings.E2EERequired}
+}
+
+// unencrypted counts the members that did not announce e2ee.
+func (s *state) unencrypted() int {
+	n := 0
+	for _, m := range s.members {
+		if !m.info.E2EE {
+			n++
+		}
+	}
+	return n
 }
 
 // subscribe sends up to a member: a new track, or for another simulcast encoding of

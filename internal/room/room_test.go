@@ -228,12 +228,12 @@ func TestReceiverAndRoomN(t *testing.T) {
 		t.Errorf("a asked for 5 in a room of N=2: receives %v", got)
 	}
 	unlimited := -1
-	f.room.UpdateSettings(&unlimited, []string{"d"})
+	f.room.UpdateSettings(signal.RoomSettings{LastN: &unlimited, OnStage: []string{"d"}})
 	if got := a.selectedSources(); !slices.Equal(got, []string{"b", "c", "d"}) {
 		t.Errorf("room N unlimited: a receives %v", got)
 	}
 	one := 1
-	f.room.UpdateSettings(&one, nil)
+	f.room.UpdateSettings(signal.RoomSettings{LastN: &one})
 	if got := a.selectedSources(); !slices.Equal(got, []string{"d"}) {
 		t.Errorf("d is on stage and N=1: a receives %v", got)
 	}

@@ -2,8 +2,11 @@ package room
 
 import "time"
 
-// Settings are a room's Last N policy.
+// Settings are a room's policy.
 type Settings struct {
+	// E2EERequired refuses joins that do not announce end-to-end encryption
+	// (ErrE2EERequired); participants already in the room stay.
+	E2EERequired bool
 	// LastN is the most videos each receiver gets; -1 means unlimited.
 	LastN int
 	// VideoPausing tells senders whose video nobody receives to stop sending it.

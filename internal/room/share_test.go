@@ -76,7 +76,7 @@ func TestScreenShareGoesOnStageForEveryone(t *testing.T) {
 		t.Errorf("b pinned c with N 1 and receives %v", got)
 	}
 	f.room.SetLastN(b, -1)
-	f.room.UpdateSettings(new(2), nil)
+	f.room.UpdateSettings(signal.RoomSettings{LastN: new(2)})
 	if got, _ := b.last(signal.TypeForwarded); got != `{"ids":["c","a-screen"],"lastN":2}` {
 		t.Errorf("b with its pin and N 2 was told %s", got)
 	}

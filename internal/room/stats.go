@@ -147,10 +147,14 @@ func (t *Totals) addDown(d *forward.DownTrack) {
 
 // Stats is a room as the admin API and metrics see it.
 type Stats struct {
-	Name         string             `json:"name"`
-	Created      time.Time          `json:"created"`
-	LastN        int                `json:"lastN"`
-	OnStage      []string           `json:"onStage"`
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	LastN   int       `json:"lastN"`
+	OnStage []string  `json:"onStage"`
+	// E2EERequired refuses joins without e2ee; Unencrypted counts the
+	// participants in the room that did not announce it.
+	E2EERequired bool               `json:"e2eeRequired"`
+	Unencrypted  int                `json:"unencrypted"`
 	Speaker      string             `json:"speaker"`
 	Participants []ParticipantStats `json:"participants"`
 	// Tracks counts received tracks by kind (each simulcast encoding is one);
@@ -170,6 +174,8 @@ type ParticipantStats struct {
 	Joined      time.Time          `json:"joined"`
 	AudioMuted  bool               `json:"audioMuted"`
 	VideoMuted  bool               `json:"videoMuted"`
+	// E2EE: its join said it encrypts its media end to end.
+	E2EE bool `json:"e2ee"`
 	// AdminMuted is what an administrator muted: that media is dropped.
 	AdminMuted signal.Muted `json:"adminMuted"`
 	// VideoPaused: nobody receives its video, so it was told to stop sending.
@@ -244,12 +250,14 @@ func (r *Room) FinalTotals() Totals {
 
 func (s *state) stats(name string, now time.Time) Stats {
 	st := Stats{Name: name, Created: s.created, LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage), Speaker: s.dominant,
+		E2EERequired: s.settings.E2EERequired, Unencrypted: s.unencrypted(),
 		Participants: []ParticipantStats{}, Tracks: map[string]int{"audio": 0, "video": 0}, Forwarding: map[string]int{"audio": 0, "video": 0},
 		Totals: s.retired}
 	for _, m := range s.sorted() {
 		p := ParticipantStats{ID: m.info.ID, Name: m.info.Name, Identity: m.identity, Permissions: m.perms, Joined: m.joined,
 			AudioMuted: m.info.AudioMuted, VideoMuted: m.info.VideoMuted, AdminMuted: signal.Muted{Audio: m.mutedAudio, Video: m.mutedVideo},
-			VideoPaused: m.paused, Publishing: []PublishedTrack{}, Forwarded: idStrings(m.forwarded), LastN: m.wantN, Screen: m.info.Screen}
+			VideoPaused: m.paused, Publishing: []PublishedTrack{}, Forwarded: idStrings(m.forwarded), LastN: m.wantN, Screen: m.info.Screen,
+			E2EE: m.info.E2EE}
 		pub, sub := m.m.RTT()
 		p.RTTPublishMS, p.RTTReceiveMS = float64(pub)/1e6, float64(sub)/1e6
 		for _, up := range m.publishedUps() {

@@ -115,6 +115,8 @@ func joinError(err error, limits room.Limits) error {
 		return signal.Errorf(signal.CodeServerFull, true, "%v (%d)", err, limits.MaxRooms)
 	case errors.Is(err, room.ErrTooManyRoomsFromAddress):
 		return signal.Errorf(signal.CodeTooManyRooms, true, "%v (%d); join an existing room, or wait until one of yours has ended", err, limits.RoomsPerAddress)
+	case errors.Is(err, room.ErrE2EERequired):
+		return signal.Errorf(signal.CodeE2EERequired, true, "%v: open its link with #e2ee=<passphrase>", err)
 	case errors.Is(err, room.ErrRoomFull):
 		return signal.Errorf(signal.CodeRoomFull, true, "%v: at most %d participants", err, limits.MaxParticipants)
 	}

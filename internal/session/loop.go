@@ -108,7 +108,9 @@ func (s *Session) handle(msg signal.Incoming) error {
 		if err := s.allow("changing room settings", "admin", s.perms.Admin); err != nil {
 			return err
 		}
-		s.room.UpdateSettings(msg.Settings.LastN, msg.Settings.OnStage)
+		if n := s.room.UpdateSettings(*msg.Settings); msg.Settings.E2EERequired != nil {
+			s.log.Info("room E2EE requirement changed", "e2eeRequired", *msg.Settings.E2EERequired, "unencrypted", n)
+		}
 	case signal.TypeToken:
 		return s.handleToken(msg.Token)
 	case signal.TypeChat:

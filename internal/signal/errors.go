@@ -24,7 +24,7 @@ const (
 	CodeUnauthorized = "unauthorized"  // no token, or one that does not verify
 	CodeTokenExpired = "token-expired" // the token's exp has passed
 	CodeForbidden    = "forbidden"     // the token does not allow this room or action
-	CodeE2EERequired = "e2ee-required" // the token admits only participants who encrypt end to end
+	CodeE2EERequired = "e2ee-required" // the token or the room admits only participants who encrypt end to end
 
 	// Limits and shutdown.
 	CodeRoomFull      = "room-full"       // max-participants reached

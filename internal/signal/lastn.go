@@ -41,12 +41,18 @@ type SetLastN struct {
 type RoomSettings struct {
 	LastN   *int     `json:"lastN,omitempty"`
 	OnStage []string `json:"onStage,omitempty"`
+	// E2EERequired: joins that do not announce e2ee are refused with
+	// e2ee-required; participants already in the room stay.
+	E2EERequired *bool `json:"e2eeRequired,omitempty"`
 }
 
 // RoomState is a room's policy as clients see it.
 type RoomState struct {
 	LastN   int      `json:"lastN"`
 	OnStage []string `json:"onStage"`
+	// E2EERequired is present while the room admits only participants who
+	// announce e2ee.
+	E2EERequired bool `json:"e2eeRequired,omitempty"`
 }
 
 // Simulcast messages (docs/protocol.md).

@@ -216,8 +216,9 @@ func (a *Admin) getRoom(w http.ResponseWriter, r *http.Request) {
 
 // roomPatch is the body of PATCH /rooms/{room}: fields left out are unchanged.
 type roomPatch struct {
-	LastN   *int     `json:"lastN"`
-	OnStage []string `json:"onStage"`
+	LastN        *int     `json:"lastN"`
+	OnStage      []string `json:"onStage"`
+	E2EERequired *bool    `json:"e2eeRequired"`
 }
 
 func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
@@ -237,12 +238,13 @@ func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "at most 64 participants on stage")
 		return
 	}
-	if p.LastN == nil && p.OnStage == nil {
-		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN and/or onStage")
+	if p.LastN == nil && p.OnStage == nil && p.E2EERequired == nil {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN, onStage and/or e2eeRequired")
 		return
 	}
-	rm.UpdateSettings(p.LastN, p.OnStage)
-	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage)
+	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired})
+	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage,
+		"e2eeRequired", p.E2EERequired, "unencrypted", unencrypted)
 	if st, ok := a.stats(w, rm); ok {
 		writeJSON(w, http.StatusOK, st)
 	}

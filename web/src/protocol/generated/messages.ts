@@ -145,7 +145,7 @@ export const CodeTransportFailed = "transport-failed"; // a peer connection fail
 export const CodeUnauthorized = "unauthorized"; // no token, or one that does not verify
 export const CodeTokenExpired = "token-expired"; // the token's exp has passed
 export const CodeForbidden = "forbidden"; // the token does not allow this room or action
-export const CodeE2EERequired = "e2ee-required"; // the token admits only participants who encrypt end to end
+export const CodeE2EERequired = "e2ee-required"; // the token or the room admits only participants who encrypt end to end
 /** Limits and shutdown. */
 export const CodeRoomFull = "room-full"; // max-participants reached
 export const CodeServerFull = "server-full"; // max-rooms reached
@@ -196,12 +196,22 @@ export interface SetLastN {
 export interface RoomSettings {
   lastN?: number;
   onStage?: string[];
+  /**
+   * E2EERequired: joins that do not announce e2ee are refused with
+   * e2ee-required; participants already in the room stay.
+   */
+  e2eeRequired?: boolean;
 }
 
 /** RoomState is a room's policy as clients see it. */
 export interface RoomState {
   lastN: number;
   onStage: string[];
+  /**
+   * E2EERequired is present while the room admits only participants who
+   * announce e2ee.
+   */
+  e2eeRequired?: boolean;
 }
 
 /** Simulcast messages (docs/protocol.md). */
