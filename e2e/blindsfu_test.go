@@ -53,6 +53,33 @@ func (c *forwardedCapture) stop() {
 	forward.SetTap(nil)
 }
 
+// newestKeyID is the highest E2EE key id in source's forwarded audio so far (-1: none).
+func (c *forwardedCapture) newestKeyID(source string) int {
+	kid := -1
+	for _, p := range c.of(source, webrtc.RTPCodecTypeAudio) {
+		kid = max(kid, trailerKID(p.Payload))
+	}
+	return kid
+}
+
+// awaitNewerKey waits up to 2 s for source's forwarded audio to carry a key id
+// above kid in a packet that arrived after since, and returns how long after
+// since that packet arrived.
+func (c *forwardedCapture) awaitNewerKey(t *testing.T, what, source string, kid int, since time.Time) time.Duration {
+	t.Helper()
+	var after time.Duration
+	within(t, what, 2*time.Second, func() (bool, string) {
+		for _, p := range c.of(source, webrtc.RTPCodecTypeAudio) {
+			if trailerKID(p.Payload) > kid && p.Arrival.After(since) {
+				after = p.Arrival.Sub(since)
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s's audio still under key id %d", source, kid)
+	})
+	return after
+}
+
 func (c *forwardedCapture) of(source string, kind webrtc.RTPCodecType) []forward.TapPacket {
 	c.mu.Lock()
 	defer c.mu.Unlock()

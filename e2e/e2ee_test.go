@@ -314,22 +314,10 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 	rot := tapForwarded(t, ann.ID)
 	watch := startSampler(t, b, ann.ID)
 	time.Sleep(time.Second)
-	kidBefore := -1
-	for _, p := range rot.of(ann.ID, webrtc.RTPCodecTypeAudio) {
-		kidBefore = max(kidBefore, trailerKID(p.Payload))
-	}
+	kidBefore := rot.newestKeyID(ann.ID)
 	left := time.Now()
 	c.Close()
-	var rotated time.Duration
-	within(t, "Ann's frames under a new key after Eve left", 2*time.Second, func() (bool, string) {
-		for _, p := range rot.of(ann.ID, webrtc.RTPCodecTypeAudio) {
-			if k := trailerKID(p.Payload); k > kidBefore && p.Arrival.After(left) {
-				rotated = p.Arrival.Sub(left)
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("Ann's audio still under key id %d", kidBefore)
-	})
+	rotated := rot.awaitNewerKey(t, "Ann's frames under a new key after Eve left", ann.ID, kidBefore, left)
 	time.Sleep(2 * time.Second)
 	rot.stop()
 	samples := watch.Stop()
@@ -364,21 +352,10 @@ func TestE2EEThroughTheSFU(t *testing.T) {
 	asked := tapForwarded(t, ann.ID)
 	watch = startSampler(t, b, ann.ID)
 	time.Sleep(time.Second)
-	kidBefore = -1
-	for _, p := range asked.of(ann.ID, webrtc.RTPCodecTypeAudio) {
-		kidBefore = max(kidBefore, trailerKID(p.Payload))
-	}
+	kidBefore = asked.newestKeyID(ann.ID)
 	clicked := time.Now()
 	a.click("button.rotate-key")
-	within(t, "Ann's frames under a new key after she asked", 2*time.Second, func() (bool, string) {
-		for _, p := range asked.of(ann.ID, webrtc.RTPCodecTypeAudio) {
-			if k := trailerKID(p.Payload); k > kidBefore && p.Arrival.After(clicked) {
-				rotated = p.Arrival.Sub(clicked)
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("Ann's audio still under key id %d", kidBefore)
-	})
+	rotated = asked.awaitNewerKey(t, "Ann's frames under a new key after she asked", ann.ID, kidBefore, clicked)
 	time.Sleep(2 * time.Second)
 	asked.stop()
 	around = watch.Stop().Window(clicked.Add(-time.Second), time.Time{})
