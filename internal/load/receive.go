@@ -22,6 +22,7 @@ type rxTrack struct {
 	expected          atomic.Uint64 // sequence numbers spanned so far
 	received          atomic.Uint64 // packets counted towards expected
 	last              atomic.Int64  // unix nanos of the newest packet
+	height            atomic.Int32  // video: frame height of the newest keyframe (0 before one)
 
 	// Owned by the reader.
 	started bool
@@ -147,8 +148,14 @@ func (r *receiver) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 			if h.Marker {
 				t.frames.Add(1)
 			}
-			if media.ParseVP8(buf[h.PayloadOffset:h.PayloadEnd], &d) == nil && d.IsKeyframe() {
+			payload := buf[h.PayloadOffset:h.PayloadEnd]
+			if media.ParseVP8(payload, &d) == nil && d.IsKeyframe() {
 				t.keyframes.Add(1)
+				// Switching encodings starts with a keyframe of the new one,
+				// so the newest keyframe's size is the encoding we get.
+				if _, height, ok := media.VP8KeyframeSize(payload, &d); ok {
+					t.height.Store(int32(height))
+				}
 				r.keyframe(t.source, now)
 			}
 			continue

@@ -216,3 +216,58 @@ func (r *Run) Report(ctx context.Context, every time.Duration, f func(Window)) T
 
 // Started is when the run began.
 func (r *Run) Started() time.Time { return r.start }
+
+// Reception is what one participant gets from one source at one moment: a
+// stream of that kind with a packet within the last activeWindow.
+type Reception struct {
+	Receiver string // participant names (ParticipantSpec.Name)
+	Source   string
+	Kind     string // "audio" or "video"
+	Height   int    // video: the frame height of the newest keyframe (0 before one)
+}
+
+// Receptions lists what every participant is receiving now, one entry per
+// receiver, source and kind (the newest stream where a reconnection left two).
+func (r *Run) Receptions() []Reception {
+	now := time.Now().UnixNano()
+	type key struct{ recv, src, kind string }
+	newest := map[key]int64{}
+	var out []Reception
+	index := map[key]int{}
+	r.tracksMu.Lock()
+	defer r.tracksMu.Unlock()
+	for _, p := range r.parts {
+		for _, x := range p.recv.tracks {
+			last := x.last.Load()
+			if now-last >= int64(activeWindow) {
+				continue
+			}
+			k := key{p.spec.Name, r.nameOf(x.source), "audio"}
+			if x.video {
+				k.kind = "video"
+			}
+			rec := Reception{Receiver: k.recv, Source: k.src, Kind: k.kind}
+			if x.video {
+				rec.Height = int(x.height.Load())
+			}
+			if i, ok := index[k]; ok {
+				if last > newest[k] {
+					out[i], newest[k] = rec, last
+				}
+				continue
+			}
+			index[k], newest[k] = len(out), last
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// nameOf is the name of the participant with this id, or the id itself when
+// it is none of ours.
+func (r *Run) nameOf(id string) string {
+	if v, ok := r.byID.Load(id); ok {
+		return v.(*participant).spec.Name
+	}
+	return id
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/interceptor/pkg/nack"
 	"github.com/pion/interceptor/pkg/report"
+	"github.com/pion/interceptor/pkg/twcc"
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
@@ -37,6 +38,11 @@ type Config struct {
 	// paper's load endpoints did not). By default they NACK what they miss, as
 	// browsers do.
 	NoNACK bool
+	// NoFeedback makes the receivers send no transport-wide congestion control
+	// feedback (so the SFU's bandwidth estimate never climbs). By default they
+	// send it every 100 ms, as browsers do. Tests of the benchmark's own
+	// verification use it.
+	NoFeedback bool
 	Seed   uint64
 	// JoinInterval spaces the joins (default 40 ms), as a burst of DTLS
 	// handshakes would measure the handshakes rather than the forwarding.
@@ -79,7 +85,7 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	if cfg.Speech == "" {
 		cfg.Speech = SpeechRealistic
 	}
-	api, err := newAPI(!cfg.NoNACK)
+	api, err := newAPI(!cfg.NoNACK, !cfg.NoFeedback)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +222,12 @@ func (r *Run) LastError() string {
 
 // newAPI is the participants' pion API: Opus with the RFC 6464 extension, VP8
 // with RTX and the simulcast extensions; on what we send, transport-wide
-// sequence numbers (as browsers) and sender reports; on what we receive,
-// receiver reports and (with nacks) NACKs. Our own code answers NACKs (pion's
-// responder is left out).
-func newAPI(nacks bool) (*webrtc.API, error) {
+// sequence numbers (as browsers) and sender reports; on what we receive, as a
+// browser's receive side does: receiver reports, (with nacks) NACKs and (with
+// feedback) transport-wide congestion control feedback (the transport-cc RTCP
+// every 100 ms that the SFU's bandwidth estimator runs on). Our own code answers
+// NACKs (pion's responder is left out).
+func newAPI(nacks, twccFeedback bool) (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}
 	feedback := []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}, {Type: "ccm", Parameter: "fir"}, {Type: webrtc.TypeRTCPFBTransportCC}}
 	codecs := []struct {
@@ -269,6 +277,15 @@ func newAPI(nacks bool) (*webrtc.API, error) {
 	reg.Add(sr)
 	if err := webrtc.ConfigureTWCCHeaderExtensionSender(m, reg); err != nil {
 		return nil, err
+	}
+	if twccFeedback {
+		// The transport-cc extension and feedback are registered above, for
+		// both directions; this generates the feedback for what we receive.
+		gen, err := twcc.NewSenderInterceptor(twcc.SendInterval(100 * time.Millisecond))
+		if err != nil {
+			return nil, err
+		}
+		reg.Add(gen)
 	}
 	var s webrtc.SettingEngine
 	s.SetIncludeLoopbackCandidate(true)

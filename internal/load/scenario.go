@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/podium-sfu/podium/internal/clip"
 )
@@ -132,6 +133,113 @@ func Group(prefix string, n int, spec ParticipantSpec) []ParticipantSpec {
 		out[i] = spec
 		out[i].Clips = slices.Clone(spec.Clips)
 		out[i].Name = fmt.Sprintf("%s-%d", prefix, i+1)
+	}
+	return out
+}
+
+// Expectation is what a scenario promises one receiver from one source: a
+// stream of that kind, and for video the encoding of that frame height.
+type Expectation struct {
+	Receiver, Source string
+	Kind             string // "audio" or "video"
+	Height           int    // video: the encoding's frame height
+}
+
+// Expected lists, for every participant, what it must receive when the
+// scenario holds: every other participant's audio, and every other
+// participant's video in the encoding its view asks for (the one of the view's
+// height: 360p in a grid of 640x360 tiles, 720p on a 1280x720 stage).
+func (s Scenario) Expected() []Expectation {
+	var out []Expectation
+	for _, r := range s.Participants {
+		for _, src := range s.Participants {
+			if src.Name == r.Name {
+				continue
+			}
+			if src.Audio {
+				out = append(out, Expectation{Receiver: r.Name, Source: src.Name, Kind: "audio"})
+			}
+			if src.Video != VideoNone && r.View.Height > 0 {
+				out = append(out, Expectation{Receiver: r.Name, Source: src.Name, Kind: "video", Height: r.View.Height})
+			}
+		}
+	}
+	return out
+}
+
+// Nominal is what the SFU forwards when the scenario holds, counted as the
+// SFU's meter counts it (a 12-byte RTP header plus the payload): every
+// Expected stream at its source's sending rate. Video comes from the clip of
+// the expected encoding, cut into packets as the publishers cut it; audio is
+// 50 packets/s of audioPayload bytes on average (the mean payload the
+// publishers sent, which depends on who spoke).
+func (s Scenario) Nominal(audioPayload float64) (packetsPerS, bitsPerS float64, err error) {
+	specs := map[string]ParticipantSpec{}
+	for _, p := range s.Participants {
+		specs[p.Name] = p
+	}
+	for _, e := range s.Expected() {
+		if e.Kind == "audio" {
+			pps := float64(time.Second / audioFrame)
+			packetsPerS += pps
+			bitsPerS += pps * (rtpHeaderLen + audioPayload) * 8
+			continue
+		}
+		cfg, err := specs[e.Source].sourceConfig(false)
+		if err != nil {
+			return 0, 0, err
+		}
+		var v *clip.Video
+		for _, c := range cfg.Video {
+			if c.Height == e.Height {
+				v = c
+			}
+		}
+		if v == nil {
+			return 0, 0, fmt.Errorf("%s sends no %dp encoding for %s", e.Source, e.Height, e.Receiver)
+		}
+		pps, bps := VideoRate(v)
+		packetsPerS += pps
+		bitsPerS += bps
+	}
+	return packetsPerS, bitsPerS, nil
+}
+
+// rtpHeaderLen is the fixed RTP header the SFU's meter counts per packet.
+const rtpHeaderLen = 12
+
+// VideoRate is a clip's packets and bits per second as the publishers send it
+// (Packets), with a 12-byte RTP header per packet.
+func VideoRate(v *clip.Video) (packetsPerS, bitsPerS float64) {
+	var packets, bytes int
+	for _, f := range v.Frames {
+		for _, l := range Packets(len(f.Data)) {
+			packets++
+			bytes += rtpHeaderLen + l
+		}
+	}
+	sec := float64(len(v.Frames)) * v.FrameDuration.Seconds()
+	if sec <= 0 {
+		return 0, 0
+	}
+	return float64(packets) / sec, float64(bytes) * 8 / sec
+}
+
+// Packets is how the publishers cut a frame of n bytes: the RTP payload sizes
+// (VP8 descriptor included), split evenly below 1,200 bytes.
+func Packets(n int) []int {
+	chunk := maxPayload - vp8DescriptorLen
+	k := (n + chunk - 1) / chunk
+	if k == 0 {
+		return nil
+	}
+	out := make([]int, k)
+	size, extra := n/k, n%k
+	for i := range out {
+		out[i] = vp8DescriptorLen + size
+		if i < extra {
+			out[i]++
+		}
 	}
 	return out
 }
