@@ -78,15 +78,17 @@ e2e/firefox/node_modules/.package-lock.json: e2e/firefox/package-lock.json
 
 # Only the bandwidth adaptation scenarios; ADAPTATION_DIR=docs/adaptation also
 # writes their CSV and plots (docs/adaptation.md).
+# SHAPED picks some of them (a go test -run pattern), e.g. SHAPED=TestAdaptationTCPShare.
+SHAPED ?= TestAdaptation|TestShaped
 test-shaped: web
-	PODIUM_ADAPTATION_DIR=$(ADAPTATION_DIR) $(GO) test -count=1 -timeout 30m -p 1 -v -run 'TestAdaptation|TestShaped' ./e2e/
+	PODIUM_ADAPTATION_DIR=$(ADAPTATION_DIR) $(GO) test -count=1 -timeout 30m -p 1 -v -run '$(SHAPED)' ./e2e/
 
 # The benchmarks through the command line in a short mode (seconds), so they
 # cannot rot: the forwarding benchmark's parseable last line, and a tiny Last N
 # reproduction. Full runs and their results: docs/performance.md, docs/lastn.md.
 bench-short: build
-	./$(BIN) bench forward --scenario meeting-8 --warmup 2s --duration 3s --quiet > bin/bench-forward.out
-	tail -n 1 bin/bench-forward.out | grep -E '^scenario=meeting-8 .*cpu_us_per_pkt=[0-9.]+ .*pkts_per_s=[0-9]+ .*p99_latency_us=[0-9]+ allocs_per_pkt=[0-9.]+ '
+	./$(BIN) bench forward --scenario meeting-8 --warmup 2s --duration 3s --quiet --require-scenario=false > bin/bench-forward.out
+	tail -n 1 bin/bench-forward.out | grep -E '^scenario=meeting-8 .*cpu_us_per_pkt=[0-9.]+ .*pkts_per_s=[0-9]+ .*p99_latency_us=[0-9]+ allocs_per_pkt=[0-9.]+ .*streams_held=[0-9]+/112 .*scenario_held=(true|false)'
 	./$(BIN) bench lastn --k 3 --n -1,1 --pausing-k 3 --pausing-n -1,1 --warmup 1s --duration 2s --out bin/bench-lastn > /dev/null
 	test -s bin/bench-lastn/lastn.csv && test -s bin/bench-lastn/lastn-outbound.svg
 
