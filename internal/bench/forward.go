@@ -24,6 +24,12 @@ type ForwardOptions struct {
 	Command     SFUCommand // nil: this executable's `bench sfu`
 	Progress    io.Writer  // a line per second while measuring (nil: none)
 	Seed        uint64
+	// Custom, when set, is run instead of the standard scenario named Scenario
+	// (tests run small ones).
+	Custom *load.Scenario
+	// NoFeedback makes the receivers send no congestion control feedback
+	// (load.Config.NoFeedback): the scenario then cannot hold.
+	NoFeedback bool
 }
 
 // ForwardResult are the figures of one forwarding benchmark.
@@ -52,6 +58,12 @@ type ForwardResult struct {
 
 	LoadCPUPercent float64     // the load generator (this process), of one core
 	Load           load.Window // what the participants saw
+
+	// Nominal is what the SFU forwards when the scenario holds; Verdict says
+	// whether it held (each receiver on the expected encoding of each source,
+	// forwarded rates near nominal).
+	Nominal Rates
+	Verdict Verdict
 }
 
 // Line is the result as one stable, parseable line of key=value pairs.
@@ -59,11 +71,13 @@ func (r ForwardResult) Line() string {
 	return fmt.Sprintf("scenario=%s participants=%d duration_s=%.0f cpu_us_per_pkt=%.2f user_us_per_pkt=%.2f sys_us_per_pkt=%.2f "+
 		"pkts_per_s=%.0f mbit_per_s=%.2f p50_latency_us=%.0f p99_latency_us=%.0f allocs_per_pkt=%.3f gc_pause_max_us=%.0f gcs=%d "+
 		"rss_mb=%.1f rss_per_participant_mb=%.2f sfu_cpu_pct=%.1f load_cpu_pct=%.1f rx_loss_pct=%.3f audio_e2e_p99_us=%.0f "+
-		"p50_forward_latency_us=%.0f p99_forward_latency_us=%.0f",
+		"p50_forward_latency_us=%.0f p99_forward_latency_us=%.0f nominal_pkts_per_s=%.0f nominal_mbit_per_s=%.2f "+
+		"streams_held=%d/%d worst_stream_pct=%.1f scenario_held=%t",
 		r.Scenario, r.Participants, r.Window.Seconds(), r.CPUMicros, r.UserMicros, r.SysMicros,
 		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), r.GCs,
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
-		us(r.ForwardP50), us(r.ForwardP99))
+		us(r.ForwardP50), us(r.ForwardP99), r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
+		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK())
 }
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
@@ -74,6 +88,13 @@ func (r ForwardResult) Summary() string {
 	fmt.Fprintf(&b, "scenario             %s, %d participants, %.0f s measured\n", r.Scenario, r.Participants, r.Window.Seconds())
 	fmt.Fprintf(&b, "forwarded            %.0f packets/s, %.2f Mbit/s (RTP), from %.0f received packets/s\n",
 		r.PacketsPerS, r.MbitPerS, float64(r.ReceivedPackets)/r.Window.Seconds())
+	fmt.Fprintf(&b, "nominal              %.0f packets/s, %.2f Mbit/s when the scenario holds\n", r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6)
+	held := "held"
+	if !r.Verdict.OK() {
+		held = "DID NOT HOLD"
+	}
+	fmt.Fprintf(&b, "scenario             %s: %d of %d streams on the expected encoding ≥ %.0f %% of the window (worst %.1f %%)\n",
+		held, r.Verdict.Held, r.Verdict.Streams, 100*MinHeldFraction, r.Verdict.WorstPct)
 	fmt.Fprintf(&b, "SFU CPU              %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core\n",
 		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent)
 	fmt.Fprintf(&b, "SFU-added latency    p50 %.0f µs, p99 %.0f µs, max ≤ %.0f µs (%d samples, UDP socket read → send)\n",
@@ -101,8 +122,11 @@ func indent(s, prefix string) string {
 // participants, a warm-up, then the measured window.
 func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	res := ForwardResult{Scenario: o.Scenario}
-	sc, err := load.StandardScenario(o.Scenario)
-	if err != nil {
+	var sc load.Scenario
+	var err error
+	if o.Custom != nil {
+		sc, res.Scenario = *o.Custom, o.Custom.Name
+	} else if sc, err = load.StandardScenario(o.Scenario); err != nil {
 		return res, err
 	}
 	res.Participants = len(sc.Participants)
@@ -112,8 +136,8 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	}
 	defer sfu.Close()
 	run, err := load.Start(ctx, load.Config{
-		URL: sfu.URL, Room: "bench-" + o.Scenario, Participants: sc.Participants,
-		Speech: sc.Speech, DTX: sc.DTX, Seed: o.Seed,
+		URL: sfu.URL, Room: "bench-" + sc.Name, Participants: sc.Participants,
+		Speech: sc.Speech, DTX: sc.DTX, Seed: o.Seed, NoFeedback: o.NoFeedback,
 	})
 	if err != nil {
 		return res, err
@@ -129,6 +153,8 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	if err := sleep(ctx, o.Warmup); err != nil {
 		return res, err
 	}
+	var tally Tally
+	stopSampling := sample(run, &tally)
 	a, err := sfu.Sample()
 	if err != nil {
 		return res, err
@@ -140,7 +166,9 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 			return res, err
 		}
 	}
-	if err := measure(ctx, o.Duration, o.Progress, run, sfu); err != nil {
+	err = measure(ctx, o.Duration, o.Progress, run, sfu)
+	stopSampling()
+	if err != nil {
 		return res, err
 	}
 	if o.CPUProfile != "" {
@@ -158,12 +186,54 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 			return res, err
 		}
 	}
-	res.Load = load.Between(run.Started(), loadA, run.Totals())
+	loadB := run.Totals()
+	res.Load = load.Between(run.Started(), loadA, loadB)
 	res.fill(a, b)
 	if d := selfB.At.Sub(selfA.At); d > 0 {
 		res.LoadCPUPercent = 100 * float64(selfB.CPU()-selfA.CPU()) / float64(d)
 	}
+	audioPayload := 0.0
+	if n := loadB.TxAudioPackets - loadA.TxAudioPackets; n > 0 {
+		audioPayload = float64(loadB.TxAudioBytes-loadA.TxAudioBytes) / float64(n)
+	}
+	pps, bps, err := sc.Nominal(audioPayload)
+	if err != nil {
+		return res, err
+	}
+	res.Nominal = Rates{PacketsPerS: pps, BitsPerS: bps}
+	res.Verdict = Verify(sc.Expected(), &tally, res.Nominal, Rates{PacketsPerS: res.PacketsPerS, BitsPerS: res.MbitPerS * 1e6})
+	if !res.Verdict.OK() {
+		return res, &ScenarioError{Verdict: res.Verdict}
+	}
 	return res, nil
+}
+
+// ScenarioError is Forward's error when the scenario did not hold; the result
+// beside it is complete.
+type ScenarioError struct{ Verdict Verdict }
+
+func (e *ScenarioError) Error() string { return e.Verdict.Error() }
+
+// sampleEvery is how often the receptions are sampled in the measured window.
+const sampleEvery = 100 * time.Millisecond
+
+// sample tallies what the receivers get every sampleEvery until stopped.
+func sample(run *load.Run, t *Tally) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(sampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				t.Add(run.Receptions())
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func (r *ForwardResult) fill(a, b Sample) {

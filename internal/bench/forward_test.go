@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -48,10 +49,13 @@ func TestForwardBenchShort(t *testing.T) {
 				Command: childCommand, Progress: testWriter{t}, Seed: 1,
 				CPUProfile: profile,
 			})
-			if err != nil {
+			// Seconds are too short for the estimate to settle on a busy
+			// machine: the scenario may not hold, the figures must be there.
+			var held *ScenarioError
+			if err != nil && !errors.As(err, &held) {
 				t.Fatal(err)
 			}
-			t.Logf("\n%s%s", res.Summary(), res.Line())
+			t.Logf("\n%s%s\n%v", res.Summary(), res.Line(), err)
 			kv := parseLine(t, res.Line())
 			for _, k := range []string{"cpu_us_per_pkt", "pkts_per_s", "p99_latency_us", "allocs_per_pkt", "gc_pause_max_us", "rss_mb"} {
 				if _, err := strconv.ParseFloat(kv[k], 64); err != nil {

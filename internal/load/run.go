@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/pion/interceptor/pkg/nack"
 	"github.com/pion/interceptor/pkg/report"
 	"github.com/pion/interceptor/pkg/twcc"
+	"github.com/pion/logging"
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
@@ -281,7 +283,9 @@ func newAPI(nacks, twccFeedback bool) (*webrtc.API, error) {
 	if twccFeedback {
 		// The transport-cc extension and feedback are registered above, for
 		// both directions; this generates the feedback for what we receive.
-		gen, err := twcc.NewSenderInterceptor(twcc.SendInterval(100 * time.Millisecond))
+		// Its one error is a write after the connection closed (a leave).
+		quiet := &logging.DefaultLoggerFactory{Writer: io.Discard, DefaultLogLevel: logging.LogLevelDisabled}
+		gen, err := twcc.NewSenderInterceptor(twcc.SendInterval(100*time.Millisecond), twcc.WithLoggerFactory(quiet))
 		if err != nil {
 			return nil, err
 		}
