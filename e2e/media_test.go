@@ -122,6 +122,34 @@ func camera(t *testing.T, c colour, width, height int) chromedp.ExecAllocatorOpt
 	return chromedp.Flag("use-file-for-fake-video-capture", file)
 }
 
+// noisyCamera is a high-entropy camera, as real sensors give: c's background
+// and a test pattern (ffmpeg's testsrc2, itself animated) 1.5 times as wide as
+// the frame and half as high across its middle, swinging left and right by a
+// quarter of the width every two seconds, with temporal noise (strength 24 of
+// 255, new every frame) over the whole picture. Two seconds, looped seamlessly
+// apart from the pattern's own clock. Keyframes and inter frames both cost far more than camera's at the
+// same size (the noise cannot be predicted from the frame before); the
+// picture's mean colour stays c away from the pattern, in the top and bottom
+// quarters.
+func noisyCamera(t *testing.T, c colour, width, height int) chromedp.ExecAllocatorOption {
+	t.Helper()
+	file := mediaFile(t, noisyCameraName(c, width, height), "-f", "lavfi", "-i", noisyCameraGraph(c, width, height), "-pix_fmt", "yuv420p")
+	return chromedp.Flag("use-file-for-fake-video-capture", file)
+}
+
+func noisyCameraName(c colour, width, height int) string {
+	return fmt.Sprintf("noisy-%s-%dx%d.y4m", c.Name, width, height)
+}
+
+// noisyCameraGraph is noisyCamera's ffmpeg filter graph: the content tests
+// that use it state.
+func noisyCameraGraph(c colour, width, height int) string {
+	pw, ph := width*3/2, height/2
+	return fmt.Sprintf("color=c=%s:s=%dx%d:r=30:d=2[bg];testsrc2=s=%dx%d:r=30:d=2[fg];"+
+		"[bg][fg]overlay=x='-%d-%d*cos(PI*t)':y=%d,noise=alls=24:allf=t",
+		c.hex(), width, height, pw, ph, width/4, width/4, height/4)
+}
+
 // The palette is far enough apart for maxColourDistance: each colour, shifted
 // by up to the threshold, is still nearest to itself, and no two are within
 // three thresholds of each other.

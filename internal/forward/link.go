@@ -61,6 +61,7 @@ type Link struct {
 	desired   atomic.Int64 // what the allocator would send with no limit, bits/s
 	rtt       atomic.Int64 // ICE round trip, nanoseconds; 0: unknown
 	fbRTT     atomic.Int64 // round trip from transport-wide feedback, nanoseconds; 0: unknown
+	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
 }
@@ -98,6 +99,7 @@ func (l *Link) publishLocked() {
 	l.estimate.Store(int64(l.est.Estimate()))
 	l.delivered.Store(int64(l.est.Delivered()))
 	l.fbRTT.Store(int64(l.est.RTT()))
+	l.queue.Store(int64(l.est.QueueDelay()))
 }
 
 // Estimate is the current send-side bandwidth estimate in bits per second.
@@ -201,6 +203,13 @@ func (l *Link) handleRTCP(now time.Time, p rtcp.Packet) {
 // soon after its last send a NACK for it is ignored (one RTT: the receiver
 // cannot have seen that copy yet).
 //
+// Both count the queue the path holds now on top of the round trip: behind a
+// full queue a receiver reports a loss, and sees a retransmission, that much
+// later. Without it, at a 128 kb/s cap (a 6 KB tbf queue: up to 380 ms), a
+// round trip of 20–60 ms left a 300 ms window: NACKs for packets lost in the
+// queue came too late, were skipped (161–535 per run), and the video froze
+// until a keyframe (3.2 s in CI).
+//
 // The lower of two round trips is used: ICE's reads a consent check that was
 // lost and retried as a round trip of its retransmission timeout, and on a
 // lossy link that suppressed the receiver's legitimate repeated NACKs for
@@ -211,6 +220,7 @@ func (l *Link) retransmitWindow() (rtt, maxAge time.Duration) {
 	if fb := time.Duration(l.fbRTT.Load()); fb > 0 && (rtt == 0 || fb < rtt) {
 		rtt = fb
 	}
+	rtt += time.Duration(l.queue.Load())
 	return rtt, max(retransmitMinAge, retransmitRTTs*rtt)
 }
 

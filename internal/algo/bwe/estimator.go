@@ -117,6 +117,16 @@ func (e *Estimator) RTT() time.Duration {
 	return e.rtt
 }
 
+// QueueDelay is the queueing delay the path adds now, as the standing-queue
+// detector sees it (one-way delay above the least of the last seconds; the
+// larger of its smoothed value and the latest feedback's), 0 before any
+// feedback. A round trip measured from the least delayed packets leaves it
+// out: a packet lost behind this queue is reported, and its retransmission
+// arrives, that much later.
+func (e *Estimator) QueueDelay() time.Duration {
+	return max(e.queue.queue, e.queue.sample, 0)
+}
+
 // Delivered is the media (probes excluded) the receiver acknowledged over the
 // last AckedWindow, in bits per second by its clock: what the path carries of
 // what we send now, 0 before any feedback.
