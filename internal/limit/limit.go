@@ -33,6 +33,12 @@ func (b Bucket) Allow(now time.Time) bool {
 	return b.lim != nil && b.lim.AllowN(now, 1)
 }
 
+// AllowN takes n tokens at now if there are that many (a bucket of bytes:
+// n is a packet's size); it takes none otherwise.
+func (b Bucket) AllowN(now time.Time, n int) bool {
+	return b.lim != nil && b.lim.AllowN(now, n)
+}
+
 // full reports whether the bucket is back at its burst at now (nothing to remember).
 func (b Bucket) full(now time.Time) bool {
 	return b.lim.TokensAt(now) >= float64(b.lim.Burst())
