@@ -30,6 +30,7 @@ type Config struct {
 	MetricsHTTP  string   `key:"metrics-http" help:"address:port to serve /metrics on instead of http (plain HTTP, for a private network)"`
 	LastN        int      `key:"last-n" help:"default number of videos each participant receives (-1: unlimited)"`
 	VideoPausing bool     `key:"video-pausing" help:"tell senders whose video nobody receives to stop sending it"`
+	P2P          bool     `key:"p2p" help:"let the two participants of a two-person room connect directly (rooms can turn it off)"`
 	// Limits; 0 means unlimited where the help says so.
 	MaxRooms        int           `key:"max-rooms" help:"rooms per server (0: unlimited)"`
 	MaxParticipants int           `key:"max-participants" help:"participants per room (0: unlimited)"`
@@ -56,6 +57,7 @@ func Default() Config {
 		TCPPort:      7881,
 		LastN:        8,
 		VideoPausing: true,
+		P2P:          true,
 		LogLevel:     "info",
 
 		MaxRooms:        1000,

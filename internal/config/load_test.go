@@ -48,7 +48,7 @@ func TestLoadYAML(t *testing.T) {
 	want.PublicIPs, want.MediaIPs = []string{"203.0.113.7", "2001:db8::7"}, []string{"10.0.0.2"}
 	want.STUN = []string{"stun:stun.example.org:3478", "stuns:stun.example.org:5349"}
 	want.TLSCert, want.TLSKey = "/etc/podium/cert.pem", "/etc/podium/key.pem"
-	want.LastN, want.VideoPausing = 4, false
+	want.LastN, want.VideoPausing, want.P2P = 4, false, false
 	want.LogLevel, want.LogJSON = "debug", true
 	want.Dev = true
 	want.AuthKeys = []string{"2026-01:0123456789abcdef0123456789abcdef", "2025-12:fedcba9876543210fedcba9876543210"}

@@ -32,6 +32,7 @@ type DownTrack struct {
 	streamID string
 
 	selected atomic.Bool          // the selection policy's verdict (Last N); audio ignores it
+	bypassed atomic.Bool          // the receiver gets this source peer to peer: nothing is forwarded (SetBypassed)
 	accepts  atomic.Uint32        // video: bit e set when encoding e's packets may be forwarded
 	link     atomic.Pointer[Link] // the receiver connection's congestion control (nil: none)
 
@@ -255,8 +256,11 @@ func (d *DownTrack) updateAcceptsLocked() {
 	d.accepts.Store(mask)
 }
 
-// forwardingLocked: selected by the policy and not suspended for bandwidth.
-func (d *DownTrack) forwardingLocked() bool { return d.selected.Load() && !d.suspended }
+// forwardingLocked: selected by the policy, not suspended for bandwidth, and
+// not received peer to peer.
+func (d *DownTrack) forwardingLocked() bool {
+	return d.selected.Load() && !d.suspended && !d.bypassed.Load()
+}
 
 // ID implements webrtc.TrackLocal.
 func (d *DownTrack) ID() string { return d.id }
@@ -323,11 +327,11 @@ func findRTX(codecs []webrtc.RTPCodecParameters, apt webrtc.PayloadType) uint8 {
 }
 
 // accept is thesis Algorithm 1's decision for this destination; it never modifies p.
-// Audio always goes through; video only while selected, and only the encodings
+// Audio goes through unless bypassed (SetBypassed); video only while selected, and only the encodings
 // being forwarded or switched to.
 func (d *DownTrack) accept(p *Packet) bool {
 	if d.proj == nil {
-		return true
+		return !d.bypassed.Load()
 	}
 	return d.accepts.Load()&(1<<p.Encoding) != 0
 }

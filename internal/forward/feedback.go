@@ -126,7 +126,7 @@ func (d *DownTrack) pad(now time.Time, budget int) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	l := d.link.Load()
-	if !d.bound || d.proj == nil || l == nil || !d.selected.Load() {
+	if !d.bound || d.proj == nil || l == nil || !d.selected.Load() || d.bypassed.Load() {
 		return 0
 	}
 	sent := 0

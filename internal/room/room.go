@@ -45,6 +45,7 @@ type state struct {
 	created    time.Time
 	retired    Totals // counters of tracks that ended here
 	chat       chatLog
+	p2p        p2pState // hybrid P2P mode (p2p.go)
 }
 
 func newRoom(name string, settings Settings) *Room {
@@ -137,6 +138,7 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 		if resumed {
 			s.removeMember(old)
 			old.m.Replaced()
+			s.p2pRestart(now)
 		}
 		s.joins++
 		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1,
@@ -173,6 +175,7 @@ func (r *Room) leave(m Member) {
 			s.removeMember(cur)
 			s.forget(m.ID())
 			s.chat.forget(m.ID())
+			s.p2p.forget(m.ID())
 			s.broadcast(cur, signal.TypeLeft, signal.ParticipantLeft{ID: m.ID()})
 			s.reselect(time.Now())
 		}
@@ -255,6 +258,9 @@ func (r *Room) UpdateSettings(c signal.RoomSettings) (unencrypted int) {
 		if c.E2EERequired != nil {
 			s.settings.E2EERequired = *c.E2EERequired
 		}
+		if c.P2P != nil {
+			s.settings.NoP2P = !*c.P2P
+		}
 		unencrypted = s.unencrypted()
 		if onStage != nil {
 			s.onStage = slices.Clone(onStage)
@@ -289,7 +295,8 @@ func (r *Room) Participants() []signal.Participant {
 }
 
 func (s *state) roomState() signal.RoomState {
-	return signal.RoomState{LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage), E2EERequired: s.settings.E2EERequired}
+	return signal.RoomState{LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage), E2EERequired: s.settings.E2EERequired,
+		P2POff: s.settings.NoP2P}
 }
 
 // unencrypted counts the members that did not announce e2ee.

@@ -16,6 +16,8 @@ import (
 // are paused, and every source that newly entered some receiver's selection gets
 // exactly one keyframe request, from the SFU itself.
 func (s *state) reselect(now time.Time) {
+	s.p2pUpdate(now)
+	s.setBypass()
 	order := s.videoOrder()
 	entered := map[string]bool{}
 	selections := make([][]lastn.ID, 0, len(s.members))
@@ -23,7 +25,11 @@ func (s *state) reselect(now time.Time) {
 		n := effectiveN(s.settings.LastN, m.wantN)
 		sel := lastn.Select(orderFor(order, m), lastn.ID(m.info.ID), m.pinned, n)
 		if m.perms.Subscribe { // one who is sent no media watches nobody: it keeps no sender unpaused
-			selections = append(selections, sel)
+			needs := sel
+			if peer, direct := s.p2pPeer(m); direct { // it gets its peer's video directly
+				needs = slices.DeleteFunc(slices.Clone(sel), func(id lastn.ID) bool { return id == lastn.ID(peer) })
+			}
+			selections = append(selections, needs)
 		}
 		for up, d := range m.downs {
 			if up.Kind() != webrtc.RTPCodecTypeVideo {

@@ -7,6 +7,9 @@ type Settings struct {
 	// E2EERequired refuses joins that do not announce end-to-end encryption
 	// (ErrE2EERequired); participants already in the room stay.
 	E2EERequired bool
+	// NoP2P keeps two participants alone in the room on the SFU; without it
+	// they connect directly (p2p.go).
+	NoP2P bool
 	// LastN is the most videos each receiver gets; -1 means unlimited.
 	LastN int
 	// VideoPausing tells senders whose video nobody receives to stop sending it.

@@ -23,6 +23,9 @@ func (s *state) tick() {
 		s.decideSpeaker()
 	}
 	s.sendDueKeyframes(time.Now())
+	if !s.p2p.again.IsZero() && !now.Before(s.p2p.again) {
+		s.reselect(now) // the P2P hold ended
+	}
 }
 
 // decideSpeaker feeds the audio levels gathered since the last call to the dominant speaker
@@ -56,7 +59,7 @@ func (s *state) decideSpeaker() {
 // nextTick is when the loop must call tick; zero means not until something changes.
 func (s *state) nextTick() time.Time {
 	next := s.detector.NextTimeout()
-	for _, t := range []time.Time{s.nextLayers, s.nextKeyframe()} {
+	for _, t := range []time.Time{s.nextLayers, s.nextKeyframe(), s.p2p.again} {
 		if len(s.members) > 0 && !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}

@@ -66,6 +66,7 @@ type KindTotals struct {
 type Totals struct {
 	Kinds     [numKinds]KindTotals
 	Bandwidth BandwidthTotals
+	P2P       P2PTotals
 }
 
 // BandwidthTotals count what bandwidth adaptation did, over every receiver.
@@ -100,6 +101,9 @@ func (t *Totals) Add(o *Totals) {
 	t.Bandwidth.LayerSwitches += o.Bandwidth.LayerSwitches
 	t.Bandwidth.ProbeBytes += o.Bandwidth.ProbeBytes
 	t.Bandwidth.RetransmitsDropped += o.Bandwidth.RetransmitsDropped
+	t.P2P.ToP2P += o.P2P.ToP2P
+	t.P2P.ToSFU += o.P2P.ToSFU
+	t.P2P.Failures += o.P2P.Failures
 	for k := range t.Kinds {
 		a, b := &t.Kinds[k], &o.Kinds[k]
 		a.PacketsIn += b.PacketsIn
@@ -155,6 +159,12 @@ type Stats struct {
 	// participants in the room that did not announce it.
 	E2EERequired bool               `json:"e2eeRequired"`
 	Unencrypted  int                `json:"unencrypted"`
+	// P2P: the room allows direct connections (its setting). P2PMode: its two
+	// participants were told to connect directly; P2PDirect counts those whose
+	// client reports the direct connection up (the SFU forwards them nothing).
+	P2P       bool `json:"p2p"`
+	P2PMode   bool `json:"p2pMode"`
+	P2PDirect int  `json:"p2pDirect"`
 	Speaker      string             `json:"speaker"`
 	Participants []ParticipantStats `json:"participants"`
 	// Tracks counts received tracks by kind (each simulcast encoding is one);
@@ -250,9 +260,10 @@ func (r *Room) FinalTotals() Totals {
 
 func (s *state) stats(name string, now time.Time) Stats {
 	st := Stats{Name: name, Created: s.created, LastN: s.settings.LastN, OnStage: slices.Clone(s.onStage), Speaker: s.dominant,
-		E2EERequired: s.settings.E2EERequired, Unencrypted: s.unencrypted(),
+		E2EERequired: s.settings.E2EERequired, Unencrypted: s.unencrypted(), P2P: !s.settings.NoP2P,
 		Participants: []ParticipantStats{}, Tracks: map[string]int{"audio": 0, "video": 0}, Forwarding: map[string]int{"audio": 0, "video": 0},
 		Totals: s.retired}
+	st.P2PMode, st.P2PDirect = s.p2pStats()
 	for _, m := range s.sorted() {
 		p := ParticipantStats{ID: m.info.ID, Name: m.info.Name, Identity: m.identity, Permissions: m.perms, Joined: m.joined,
 			AudioMuted: m.info.AudioMuted, VideoMuted: m.info.VideoMuted, AdminMuted: signal.Muted{Audio: m.mutedAudio, Video: m.mutedVideo},
@@ -285,7 +296,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 			p.Receiving++
 			p.PacketsOut += c.Packets
 			p.BytesOut += c.Bytes
-			if d.Kind() == webrtc.RTPCodecTypeAudio || d.Selected() {
+			if !d.Bypassed() && (d.Kind() == webrtc.RTPCodecTypeAudio || d.Selected()) {
 				st.Forwarding[d.Kind().String()]++
 			}
 		}

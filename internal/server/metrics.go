@@ -116,11 +116,16 @@ var (
 	joinsDesc         = desc("podium_joins_total", "Participants admitted to a room.")
 	messagesDesc      = desc("podium_signaling_messages_total", "Signaling messages received from clients.")
 	errorsDesc        = desc("podium_signaling_errors_total", "Error messages sent to clients, by code (refused joins and limits included).", "code")
+	p2pRoomsDesc      = desc("podium_p2p_rooms", "Rooms in P2P mode: their two participants were told to connect directly.")
+	p2pDirectDesc     = desc("podium_p2p_participants", "Participants receiving their peer over the direct connection (the SFU forwards them nothing).")
+	p2pSwitchesDesc   = desc("podium_p2p_switches_total", "Switches of a room's media path, to P2P mode or back to the SFU.", "to")
+	p2pFailuresDesc   = desc("podium_p2p_failures_total", "Direct connections whose client reported them failed (the room stays on the SFU).")
 )
 
 var allDescs = []*prometheus.Desc{upDesc, startDesc, devModeDesc, drainingDesc, roomsDesc, participantsDesc, connectionsDesc,
 	tracksDesc, forwardedDesc, packetsInDesc, bytesInDesc, packetsOutDesc, bytesOutDesc, keyframesDesc, nacksDesc, retransmitsDesc,
-	keyframeReqsDesc, droppedDesc, layerSwitchesDesc, probeBytesDesc, overBudgetDesc, joinsDesc, messagesDesc, errorsDesc}
+	keyframeReqsDesc, droppedDesc, layerSwitchesDesc, probeBytesDesc, overBudgetDesc, joinsDesc, messagesDesc, errorsDesc,
+	p2pRoomsDesc, p2pDirectDesc, p2pSwitchesDesc, p2pFailuresDesc}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range allDescs {
@@ -143,11 +148,15 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(devModeDesc, b2f(s.cfg.DevMode()))
 	gauge(drainingDesc, b2f(s.draining.Load()))
 
-	participants := 0
+	participants, p2pRooms, p2pDirect := 0, 0, 0
 	tracks := map[string]int{"audio": 0, "video": 0}
 	forwarding := map[string]int{"audio": 0, "video": 0}
 	for _, r := range rooms {
 		participants += len(r.Participants)
+		if r.P2PMode {
+			p2pRooms++
+		}
+		p2pDirect += r.P2PDirect
 		for k, n := range r.Tracks {
 			tracks[k] += n
 		}
@@ -186,6 +195,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(layerSwitchesDesc, bw.LayerSwitches)
 	counter(probeBytesDesc, bw.ProbeBytes)
 	counter(overBudgetDesc, bw.RetransmitsDropped)
+	gauge(p2pRoomsDesc, float64(p2pRooms))
+	gauge(p2pDirectDesc, float64(p2pDirect))
+	counter(p2pSwitchesDesc, totals.P2P.ToP2P, "p2p")
+	counter(p2pSwitchesDesc, totals.P2P.ToSFU, "sfu")
+	counter(p2pFailuresDesc, totals.P2P.Failures)
 
 	counter(joinsDesc, s.counters.Joined.Load())
 	counter(messagesDesc, s.counters.Messages.Load())

@@ -111,12 +111,19 @@ func (s *Session) handle(msg signal.Incoming) error {
 		if n := s.room.UpdateSettings(*msg.Settings); msg.Settings.E2EERequired != nil {
 			s.log.Info("room E2EE requirement changed", "e2eeRequired", *msg.Settings.E2EERequired, "unencrypted", n)
 		}
+		if msg.Settings.P2P != nil {
+			s.log.Info("room P2P setting changed", "p2p", *msg.Settings.P2P)
+		}
 	case signal.TypeToken:
 		return s.handleToken(msg.Token)
 	case signal.TypeChat:
 		return s.handleChat(msg.Chat)
 	case signal.TypeRaiseHand:
 		s.room.SetHand(s, msg.Hand.Raised)
+	case signal.TypeP2POffer, signal.TypeP2PAnswer, signal.TypeP2PCandidate:
+		return s.handleP2P(msg.Type, msg.P2P)
+	case signal.TypeP2PState:
+		s.room.SetP2PState(s, *msg.P2PState)
 	case signal.TypePing:
 		s.Send(signal.TypePong, msg.Ping)
 	case signal.TypeLeave:

@@ -22,6 +22,8 @@ type Incoming struct {
 	Token       *TokenRefresh
 	Chat        *ChatPost
 	Hand        *RaiseHand
+	P2P         *P2PSignal // p2p-offer, p2p-answer and p2p-candidate
+	P2PState    *P2PState
 }
 
 // Decode parses and validates one client frame of at most MaxFrameBytes. Errors
@@ -79,6 +81,12 @@ func DecodeMax(frame []byte, maxBytes int) (Incoming, error) {
 	case TypeRaiseHand:
 		in.Hand = &RaiseHand{}
 		body = in.Hand
+	case TypeP2POffer, TypeP2PAnswer, TypeP2PCandidate:
+		in.P2P = &P2PSignal{}
+		body = in.P2P
+	case TypeP2PState:
+		in.P2PState = &P2PState{}
+		body = in.P2PState
 	case TypeLeave:
 		return in, nil
 	case "":
@@ -136,6 +144,10 @@ func validate(in Incoming) error {
 		}
 	case in.Chat != nil:
 		return validateChat(in.Chat)
+	case in.P2P != nil:
+		return validateP2PSignal(in.Type, in.P2P)
+	case in.P2PState != nil:
+		return validateP2PState(in.P2PState)
 	case in.Candidate != nil:
 		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {
 			return Errorf(CodeBadMessage, true, "candidate: pc must be %q or %q", PCPublish, PCSubscribe)

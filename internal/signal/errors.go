@@ -50,6 +50,7 @@ var Codes = []string{
 	CodeRoomFull, CodeServerFull, CodeTooManyJoins, CodeTooManyRooms, CodeRateLimited, CodeTooManyTracks, CodeDraining,
 	CodeUnknownParticipant, CodeTooManyPins,
 	CodeChatTooLong, CodeChatRateLimited,
+	CodeP2PNotPeer, CodeP2PTooLarge, CodeP2PRateLimited,
 }
 
 // ProtocolError is an error that maps onto an error message for the client.

@@ -48,6 +48,7 @@ func FuzzDecode(f *testing.F) {
 var codeFatal = map[string]bool{
 	CodeTooLarge: true, CodeUnknownType: false, CodeBadVersion: true,
 	CodeBadRoom: true, CodeBadName: true, CodeBadSDP: false, CodeUnauthorized: true,
+	CodeChatTooLong: false, CodeP2PTooLarge: false,
 }
 
 // checkBodies asserts a decoded message has exactly the body its type calls for.
@@ -57,7 +58,8 @@ func checkBodies(t *testing.T, in Incoming) {
 		TypeJoin: "Join", TypeOffer: "SDP", TypeAnswer: "SDP", TypeCandidate: "TrickleCandidate",
 		TypeMute: "Mute", TypePing: "Ping", TypePin: "PinTarget", TypeUnpin: "PinTarget",
 		TypeSetLastN: "SetLastN", TypeRoomSettings: "RoomSettings", TypeConstraints: "Constraints", TypeLeave: "",
-		TypeToken: "TokenRefresh",
+		TypeToken: "TokenRefresh", TypeChat: "ChatPost", TypeRaiseHand: "RaiseHand",
+		TypeP2POffer: "P2PSignal", TypeP2PAnswer: "P2PSignal", TypeP2PCandidate: "P2PSignal", TypeP2PState: "P2PState",
 	}
 	body, known := want[in.Type]
 	if !known {
@@ -89,5 +91,8 @@ func checkBodies(t *testing.T, in Incoming) {
 	}
 	if n := in.LastN; n != nil && (n.N < -1 || n.N > 1000) {
 		t.Fatalf("accepted set-last-n %d", n.N)
+	}
+	if p := in.P2P; p != nil && (p.To == "" || p.From != "" || len(p.SDP) > MaxP2PSDPBytes) {
+		t.Fatalf("accepted %s %+v", in.Type, *p)
 	}
 }

@@ -44,6 +44,9 @@ type RoomSettings struct {
 	// E2EERequired: joins that do not announce e2ee are refused with
 	// e2ee-required; participants already in the room stay.
 	E2EERequired *bool `json:"e2eeRequired,omitempty"`
+	// P2P allows (true) or forbids direct connections while the room has two
+	// participants (docs/protocol.md, "Peer to peer").
+	P2P *bool `json:"p2p,omitempty"`
 }
 
 // RoomState is a room's policy as clients see it.
@@ -53,6 +56,9 @@ type RoomState struct {
 	// E2EERequired is present while the room admits only participants who
 	// announce e2ee.
 	E2EERequired bool `json:"e2eeRequired,omitempty"`
+	// P2POff is present while the room's setting or the server keeps two
+	// participants on the SFU.
+	P2POff bool `json:"p2pOff,omitempty"`
 }
 
 // Simulcast messages (docs/protocol.md).

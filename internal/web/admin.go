@@ -219,6 +219,7 @@ type roomPatch struct {
 	LastN        *int     `json:"lastN"`
 	OnStage      []string `json:"onStage"`
 	E2EERequired *bool    `json:"e2eeRequired"`
+	P2P          *bool    `json:"p2p"`
 }
 
 func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
@@ -238,13 +239,13 @@ func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "at most 64 participants on stage")
 		return
 	}
-	if p.LastN == nil && p.OnStage == nil && p.E2EERequired == nil {
-		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN, onStage and/or e2eeRequired")
+	if p.LastN == nil && p.OnStage == nil && p.E2EERequired == nil && p.P2P == nil {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN, onStage, e2eeRequired and/or p2p")
 		return
 	}
-	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired})
+	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired, P2P: p.P2P})
 	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage,
-		"e2eeRequired", p.E2EERequired, "unencrypted", unencrypted)
+		"e2eeRequired", p.E2EERequired, "p2p", p.P2P, "unencrypted", unencrypted)
 	if st, ok := a.stats(w, rm); ok {
 		writeJSON(w, http.StatusOK, st)
 	}

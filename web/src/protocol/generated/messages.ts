@@ -201,6 +201,11 @@ export interface RoomSettings {
    * e2ee-required; participants already in the room stay.
    */
   e2eeRequired?: boolean;
+  /**
+   * P2P allows (true) or forbids direct connections while the room has two
+   * participants (docs/protocol.md, "Peer to peer").
+   */
+  p2p?: boolean;
 }
 
 /** RoomState is a room's policy as clients see it. */
@@ -212,6 +217,11 @@ export interface RoomState {
    * announce e2ee.
    */
   e2eeRequired?: boolean;
+  /**
+   * P2POff is present while the room's setting or the server keeps two
+   * participants on the SFU.
+   */
+  p2pOff?: boolean;
 }
 
 /** Simulcast messages (docs/protocol.md). */
@@ -380,6 +390,71 @@ export interface ParticipantLeft {
   id: string;
 }
 
+// ---- p2p.go ----
+
+/**
+ * Hybrid P2P for two-party calls (docs/protocol.md, "Peer to peer"). While a
+ * room has exactly two participants the server tells both to open a direct
+ * peer connection (p2p, on) and relays that connection's offer, answer and
+ * candidates between exactly those two; it reads nothing of them but their
+ * size. Each client reports its direct connection's state (p2p-state), and the
+ * server stops forwarding to a client that receives the other directly.
+ */
+export const TypeP2P = "p2p"; // server → client: P2P mode on (with the peer and who offers) or off
+export const TypeP2POffer = "p2p-offer"; // both ways: the initiator's offer, relayed to the peer
+export const TypeP2PAnswer = "p2p-answer"; // both ways: the responder's answer, relayed to the initiator
+export const TypeP2PCandidate = "p2p-candidate"; // both ways: a trickled ICE candidate of the direct connection
+export const TypeP2PState = "p2p-state"; // client → server: the direct connection's state
+
+/** P2P error codes; none ends the session. */
+export const CodeP2PNotPeer = "p2p-not-peer"; // relayed to someone who is not the sender's current P2P peer (or in another epoch)
+export const CodeP2PTooLarge = "p2p-too-large"; // an SDP or candidate beyond MaxP2PSDPBytes / MaxP2PCandidateBytes
+export const CodeP2PRateLimited = "p2p-rate-limited"; // more P2P relay messages than P2PRate / P2PBurst allow
+
+/**
+ * P2P relay bounds: the server relays these without reading them, so it bounds
+ * what one participant can make it carry to another.
+ */
+export const MaxP2PSDPBytes = 32768;
+export const MaxP2PCandidateBytes = 1024;
+
+/** P2P states a client reports (p2p-state). */
+export const P2PConnected = "connected"; // media flows on the direct connection: stop forwarding to me
+export const P2PFailed = "failed"; // its ICE failed: back to the SFU, no retry until the room size changes
+export const P2PClosed = "closed"; // closed by the client (back on the SFU)
+
+/**
+ * P2PMode is the server's p2p message. On: open a direct connection to Peer in
+ * this Epoch; the Initiator (the lower participant id) sends the offer. Off:
+ * back to the SFU (Reason says why); the SFU forwards again before it is sent.
+ */
+export interface P2PMode {
+  on: boolean;
+  epoch: number;
+  peer?: string;
+  initiator?: boolean;
+  reason?: string;
+}
+
+/**
+ * P2PSignal is p2p-offer, p2p-answer and p2p-candidate: To on the way in,
+ * From (set by the server) on the way out; SDP for offers and answers,
+ * Candidate for candidates (null: end of candidates).
+ */
+export interface P2PSignal {
+  to?: string;
+  from?: string;
+  epoch: number;
+  sdp?: string;
+  candidate?: Candidate;
+}
+
+/** P2PState is what a client reports of its direct connection in Epoch. */
+export interface P2PState {
+  epoch: number;
+  state: string;
+}
+
 // ---- screen.go ----
 
 /**
@@ -424,7 +499,12 @@ export type MessageType =
   | typeof TypeBye
   | typeof TypeJoined
   | typeof TypeUpdated
-  | typeof TypeLeft;
+  | typeof TypeLeft
+  | typeof TypeP2P
+  | typeof TypeP2POffer
+  | typeof TypeP2PAnswer
+  | typeof TypeP2PCandidate
+  | typeof TypeP2PState;
 
 /** Every `code` of an `error` message (the Code… constants). */
 export type ErrorCode =
@@ -454,7 +534,10 @@ export type ErrorCode =
   | typeof CodeTooManyTracks
   | typeof CodeDraining
   | typeof CodeUnknownParticipant
-  | typeof CodeTooManyPins;
+  | typeof CodeTooManyPins
+  | typeof CodeP2PNotPeer
+  | typeof CodeP2PTooLarge
+  | typeof CodeP2PRateLimited;
 
 /** Every `code` of a `bye` message (the Bye… constants). */
 export type ByeCode =
