@@ -3,14 +3,15 @@ package turn
 import (
 	"net/netip"
 	"slices"
+	"sync/atomic"
 )
 
 // Policy decides which peers a relay may reach. The classic TURN abuse is to
 // use the relay, which sits inside the server's network, to reach what the
 // client cannot: loopback services, the cloud metadata endpoint, the private
 // network behind the server. So a relay reaches only public addresses, and
-// of the server's own addresses only the SFU's media port and the relay
-// ports (another participant's relay) — unless an operator allows a range.
+// of the server's own addresses only the SFU's media port and the ports of
+// live relays (another participant's relay) — unless an operator allows a range.
 //
 // Policy is immutable after NewPolicy and safe for concurrent use; its
 // methods do not allocate.
@@ -19,9 +20,9 @@ type Policy struct {
 	own      []netip.Addr // sorted, unmapped
 	relayIPs []netip.Addr // own addresses relays listen on; nil with relayAnyOwn
 	// relayAnyOwn: relays listen on every address (bound to 0.0.0.0 or ::).
-	relayAnyOwn        bool
-	sfuPort            uint16 // 0: no SFU exception
-	relayMin, relayMax uint16
+	relayAnyOwn bool
+	sfuPort     uint16   // 0: no SFU exception
+	live        *PortSet // ports of the relays open now
 }
 
 // PolicyParams configure a Policy.
@@ -33,15 +34,18 @@ type PolicyParams struct {
 	// RelayIPs are the own addresses relays listen on; an unspecified address
 	// (0.0.0.0, ::) means all of Own.
 	RelayIPs []netip.Addr
-	// RelayMin and RelayMax are the relay port range (inclusive).
-	RelayMin, RelayMax uint16
+	// Live are the ports of the relays open now (nil: none).
+	Live *PortSet
 	// SFUPort is the SFU's UDP media port, reachable on every own address (0: none).
 	SFUPort uint16
 }
 
 // NewPolicy builds the policy.
 func NewPolicy(p PolicyParams) *Policy {
-	pol := &Policy{sfuPort: p.SFUPort, relayMin: p.RelayMin, relayMax: p.RelayMax}
+	pol := &Policy{sfuPort: p.SFUPort, live: p.Live}
+	if pol.live == nil {
+		pol.live = &PortSet{}
+	}
 	for _, a := range p.Allow {
 		pol.allow = append(pol.allow, a.Masked())
 	}
@@ -76,7 +80,7 @@ func (p *Policy) PermitIP(ip netip.Addr) bool {
 }
 
 // PermitAddr reports whether a relay may send to (or take packets from) ap;
-// own addresses are reachable at the SFU's port and the relay ports only.
+// own addresses are reachable at the SFU's port and live relays' ports only.
 func (p *Policy) PermitAddr(ap netip.AddrPort) bool {
 	ip := ap.Addr().Unmap()
 	if p.allowed(ip) {
@@ -85,7 +89,7 @@ func (p *Policy) PermitAddr(ap netip.AddrPort) bool {
 	if p.isOwn(ip) {
 		port := ap.Port()
 		return (p.sfuPort != 0 && port == p.sfuPort) ||
-			(p.isRelayIP(ip) && port >= p.relayMin && port <= p.relayMax)
+			(p.isRelayIP(ip) && p.live.Has(port))
 	}
 	return !Denied(ip)
 }
@@ -181,3 +185,17 @@ func Denied(ip netip.Addr) bool {
 	}
 	return false
 }
+
+// PortSet is a set of ports, safe for concurrent use without a lock.
+type PortSet struct {
+	bits [1024]atomic.Uint64
+}
+
+// Add puts port in the set.
+func (s *PortSet) Add(port uint16) { s.bits[port/64].Or(1 << (port % 64)) }
+
+// Remove takes port out of the set.
+func (s *PortSet) Remove(port uint16) { s.bits[port/64].And(^(1 << (port % 64))) }
+
+// Has reports whether port is in the set.
+func (s *PortSet) Has(port uint16) bool { return s.bits[port/64].Load()&(1<<(port%64)) != 0 }

@@ -38,10 +38,13 @@ func TestDenied(t *testing.T) {
 func TestPolicy(t *testing.T) {
 	own := []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("10.0.0.5"), netip.MustParseAddr("203.0.114.7"), netip.MustParseAddr("::1")}
 	ap := netip.MustParseAddrPort
-	withSFU := NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{netip.MustParseAddr("10.0.0.5")}, RelayMin: 50000, RelayMax: 50999, SFUPort: 7882})
-	noSFU := NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{netip.MustParseAddr("10.0.0.5")}, RelayMin: 50000, RelayMax: 50999})
-	anyRelay := NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{netip.MustParseAddr("0.0.0.0")}, RelayMin: 50000, RelayMax: 50999})
-	allowing := NewPolicy(PolicyParams{Own: own, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.9.0.0/16")}, RelayMin: 50000, RelayMax: 50999})
+	live := &PortSet{}
+	live.Add(50001)
+	live.Add(50500)
+	withSFU := NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{netip.MustParseAddr("10.0.0.5")}, Live: live, SFUPort: 7882})
+	noSFU := NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{netip.MustParseAddr("10.0.0.5")}, Live: live})
+	anyRelay := NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{netip.MustParseAddr("0.0.0.0")}, Live: live})
+	allowing := NewPolicy(PolicyParams{Own: own, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.9.0.0/16")}, Live: live})
 	for _, tc := range []struct {
 		name string
 		p    *Policy
@@ -56,13 +59,13 @@ func TestPolicy(t *testing.T) {
 		{"loopback, SFU port", withSFU, ap("127.0.0.1:7882"), true, true},
 		{"loopback, another port", withSFU, ap("127.0.0.1:6379"), true, false},
 		{"loopback, no SFU", noSFU, ap("127.0.0.1:7882"), false, false},
-		{"loopback in the relay range, not a relay IP", noSFU, ap("127.0.0.1:50001"), false, false},
+		{"loopback at a live relay's port, not a relay IP", noSFU, ap("127.0.0.1:50001"), false, false},
 		{"mapped loopback", noSFU, ap("[::ffff:127.0.0.1]:7882"), false, false},
-		{"relay IP, relay range", noSFU, ap("10.0.0.5:50001"), true, true},
-		{"relay IP, below the range", noSFU, ap("10.0.0.5:49999"), true, false},
+		{"relay IP, a live relay", noSFU, ap("10.0.0.5:50001"), true, true},
+		{"relay IP, no relay there", noSFU, ap("10.0.0.5:50002"), true, false},
 		{"relay IP, TURN port", noSFU, ap("10.0.0.5:3478"), true, false},
-		{"relays on all addresses: own public address in range", anyRelay, ap("203.0.114.7:50500"), true, true},
-		{"relays on all addresses: out of range", anyRelay, ap("203.0.114.7:80"), true, false},
+		{"relays on all addresses: own public address, a live relay", anyRelay, ap("203.0.114.7:50500"), true, true},
+		{"relays on all addresses: no relay there", anyRelay, ap("203.0.114.7:80"), true, false},
 		{"private peer", withSFU, ap("10.0.0.6:7882"), false, false},
 		{"metadata", withSFU, ap("169.254.169.254:80"), false, false},
 		{"ULA", withSFU, ap("[fd00::1]:7882"), false, false},
@@ -82,9 +85,30 @@ func TestPolicy(t *testing.T) {
 }
 
 func TestPolicyDoesNotAllocate(t *testing.T) {
-	p := NewPolicy(PolicyParams{Own: []netip.Addr{netip.MustParseAddr("127.0.0.1")}, RelayMin: 50000, RelayMax: 50999, SFUPort: 7882})
-	a := netip.MustParseAddrPort("8.8.8.8:3478")
-	if n := testing.AllocsPerRun(100, func() { p.PermitAddr(a) }); n != 0 {
+	p := NewPolicy(PolicyParams{Own: []netip.Addr{netip.MustParseAddr("127.0.0.1")}, SFUPort: 7882})
+	a, own := netip.MustParseAddrPort("8.8.8.8:3478"), netip.MustParseAddrPort("127.0.0.1:7882")
+	if n := testing.AllocsPerRun(100, func() { p.PermitAddr(a); p.PermitAddr(own) }); n != 0 {
 		t.Fatalf("%v allocations per PermitAddr", n)
+	}
+}
+
+func TestPortSet(t *testing.T) {
+	var s PortSet
+	added := []uint16{0, 1, 63, 64, 7882, 65535}
+	for _, p := range added {
+		s.Add(p)
+	}
+	n := 0
+	for p := range 65536 {
+		if s.Has(uint16(p)) {
+			n++
+		}
+	}
+	if n != len(added) {
+		t.Fatalf("%d ports in the set, want %d", n, len(added))
+	}
+	s.Remove(64)
+	if s.Has(64) || !s.Has(63) || !s.Has(65535) {
+		t.Fatal("Remove(64)")
 	}
 }

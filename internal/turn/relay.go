@@ -53,6 +53,7 @@ type relays struct {
 	burst       int
 	now         func() time.Time
 	c           *counters
+	live        *PortSet // the ports of open relays (the policy reads it)
 
 	mu    sync.Mutex
 	users map[string]int // allocations per user
@@ -110,7 +111,12 @@ func (r *relays) AllocatePacketConn(conf pturn.AllocateListenerConfig) (net.Pack
 		r.release(conf.UserID)
 		return nil, nil, err
 	}
-	rc := &relayConn{PacketConn: conn, r: r, user: conf.UserID}
+	addr := *conn.LocalAddr().(*net.UDPAddr)
+	addr.IP = r.public
+	rc := &relayConn{PacketConn: conn, r: r, user: conf.UserID, port: uint16(addr.Port)}
+	r.c.allocations.Add(1)
+	r.c.allocationsTotal.Add(1)
+	r.live.Add(rc.port)
 	if r.bytesPerSec > 0 {
 		rc.out, rc.in = limit.NewBucket(r.bytesPerSec, r.burst), limit.NewBucket(r.bytesPerSec, r.burst)
 	}
@@ -120,10 +126,6 @@ func (r *relays) AllocatePacketConn(conf pturn.AllocateListenerConfig) (net.Pack
 			_ = rc.Close() // pion's read loop fails and deletes the allocation
 		}))
 	}
-	r.c.allocations.Add(1)
-	r.c.allocationsTotal.Add(1)
-	addr := *conn.LocalAddr().(*net.UDPAddr)
-	addr.IP = r.public
 	return rc, &addr, nil
 }
 
@@ -165,7 +167,8 @@ type relayConn struct {
 	net.PacketConn
 	r       *relays
 	user    string
-	out, in limit.Bucket // zero Buckets when bandwidth is unlimited
+	port    uint16
+	out, in limit.Bucket               // zero Buckets when bandwidth is unlimited
 	timer   atomic.Pointer[time.Timer] // the lifetime cap
 	once    sync.Once
 }
@@ -211,6 +214,7 @@ func (c *relayConn) Close() error {
 			t.Stop()
 		}
 		c.r.release(c.user)
+		c.r.live.Remove(c.port)
 		c.r.c.allocations.Add(-1)
 		err = c.PacketConn.Close()
 	})

@@ -40,8 +40,9 @@ type Config struct {
 	PublicIP  net.IP
 	// RelayMin and RelayMax are the relay port range.
 	RelayMin, RelayMax uint16
-	// Policy decides which peers relays reach.
-	Policy *Policy
+	// Peers configure the policy deciding which peers relays reach (its Live
+	// set is the server's).
+	Peers PolicyParams
 	// MaxAllocations per user (0: unlimited); MaxLifetime closes an
 	// allocation however often it is refreshed (0: no cap); Bandwidth is
 	// each allocation's limit in each direction, bits/s (0: unlimited).
@@ -99,11 +100,11 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.Secret) == 0 {
 		return nil, errors.New("turn: no secret")
 	}
-	if cfg.Policy == nil {
-		return nil, errors.New("turn: no peer policy")
-	}
 	s := &Server{c: &counters{}, log: cfg.Log, conns: &connSet{m: map[net.Conn]struct{}{}}}
-	s.relays = &relays{policy: cfg.Policy, bind: cfg.RelayBind, public: cfg.PublicIP, min: cfg.RelayMin, max: cfg.RelayMax,
+	live := &PortSet{}
+	cfg.Peers.Live = live
+	policy := NewPolicy(cfg.Peers)
+	s.relays = &relays{policy: policy, live: live, bind: cfg.RelayBind, public: cfg.PublicIP, min: cfg.RelayMin, max: cfg.RelayMax,
 		perUser: cfg.MaxAllocations, maxLifetime: cfg.MaxLifetime, now: cfg.Now, c: s.c, users: map[string]int{}}
 	if cfg.Bandwidth > 0 {
 		s.relays.bytesPerSec = float64(cfg.Bandwidth) / 8
@@ -114,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	permit := func(_ net.Addr, peer net.IP) bool {
 		ip, ok := netip.AddrFromSlice(peer)
-		if ok && cfg.Policy.PermitIP(ip) {
+		if ok && policy.PermitIP(ip) {
 			return true
 		}
 		s.c.refusedPerms.Add(1)

@@ -42,8 +42,7 @@ func startTURN(t *testing.T, change func(*Config)) *Server {
 		UDPAddr: "127.0.0.1:0", TCPAddr: "127.0.0.1:0",
 		RelayBind: relayIP.String(), PublicIP: net.IP(relayIP.AsSlice()),
 		RelayMin: relayMin, RelayMax: relayMax,
-		Policy: NewPolicy(PolicyParams{Own: own, RelayIPs: []netip.Addr{relayIP}, RelayMin: relayMin, RelayMax: relayMax,
-			Allow: []netip.Prefix{netip.PrefixFrom(peerIP, 32)}}),
+		Peers:          PolicyParams{Own: own, RelayIPs: []netip.Addr{relayIP}, Allow: []netip.Prefix{netip.PrefixFrom(peerIP, 32)}},
 		MaxAllocations: 4, MaxLifetime: time.Hour,
 	}
 	change(&cfg)
@@ -228,10 +227,10 @@ func TestPeersRefused(t *testing.T) {
 		}
 	}
 	// The relay IP is the server's own: the permission stands (another
-	// participant's relay lives there), but only the relay ports are reached.
-	// A service on that address outside the range gets nothing, here a UDP
-	// socket and the TURN port itself; what was sent before the allowed
-	// datagram would have arrived before it.
+	// participant's relay lives there), but only live relays' ports are
+	// reached. A service on that address gets nothing, here a UDP socket and
+	// the TURN port itself; what was sent before the allowed datagram would
+	// have arrived before it.
 	service := peer(t, relayIP)
 	turnPort := netip.AddrPortFrom(relayIP, uint16(srv.UDPAddr().(*net.UDPAddr).Port))
 	before := srv.Stats().RefusedPackets
@@ -246,6 +245,30 @@ func TestPeersRefused(t *testing.T) {
 		t.Fatalf("a service on the relay address outside the relay range got %d bytes from %v", n, from)
 	}
 	waitFor(t, "refused packets counted", func() bool { return srv.Stats().RefusedPackets >= before+2 })
+
+	// Another participant's relay on the same address is reachable: two
+	// clients that can only relay still reach each other.
+	u2, p2 := minted("bob")
+	c2 := client(t, srv, "tcp", u2, p2)
+	other, err := c2.Allocate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.CreatePermission(relay.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 100)
+	for i := 0; ; i++ {
+		if _, err := relay.WriteTo([]byte("relay to relay"), other.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+		_ = other.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if n, _, err := other.ReadFrom(buf); err == nil && string(buf[:n]) == "relay to relay" {
+			break
+		} else if i == 10 {
+			t.Fatalf("relay to relay: %v", err)
+		}
+	}
 }
 
 func TestAllocationQuotaPerUser(t *testing.T) {
