@@ -64,6 +64,11 @@ type Config struct {
 	// REMBFallback is how long after the last transport-wide feedback REMB
 	// alone sets the estimate. Until then a fresh REMB only caps it.
 	REMBFallback time.Duration
+
+	// DelayOnly keeps the estimator in delay mode: it never switches to
+	// holding its share on loss beside flows that fill the queue
+	// (compete.go). For comparison only; the default is false.
+	DelayOnly bool
 }
 
 // DefaultConfig returns the defaults: start at 1 Mb/s, between 30 kb/s and

@@ -48,6 +48,7 @@ type Estimator struct {
 	loss     lossWindow
 	probe    prober
 	queue    queueDetector
+	compete  competeDetector
 
 	lossState    lossState
 	lossFraction float64
@@ -90,6 +91,7 @@ func New(cfg Config) *Estimator {
 		hist:     newHistory(cfg.History),
 		trend:    newTrendline(),
 		queue:    newQueueDetector(),
+		compete:  newCompeteDetector(),
 		rc:       newRateControl(cfg),
 		target:   float64(cfg.StartBitrate),
 		estimate: cfg.StartBitrate,
@@ -184,6 +186,22 @@ func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
 		}
 	}
 	standing := r.haveOWD && e.queue.observe(t, r.minOWD)
+	if r.haveOWD && !e.cfg.DelayOnly {
+		send := e.media.rateAt(t, competeSendWin)
+		e.compete.observe(t, r.minOWD, send)
+		if e.compete.ready(t, send) && e.delivered() >= competeDelivered {
+			e.compete.enter(t)
+			// Competitive mode: grow multiplicatively, as far from
+			// convergence; the capacity remembered at the last overuse
+			// was our share of a queue others fill.
+			e.rc.capacity = linkCapacity{}
+			e.rc.state = rcIncrease
+			e.rc.lastChange, e.rc.changed = t, true
+		}
+	}
+	if e.compete.on {
+		standing = false
+	}
 	e.updateDelay(t, standing)
 	if e.decreased && e.decreasedAt == t {
 		r.expected, r.lost = 0, 0 // this report's losses are what the decrease answered
@@ -270,7 +288,7 @@ func (e *Estimator) account(t time.Duration, fb Feedback) report {
 // finished probe's result. standing reports a standing queue: overuse of a
 // saturated path even if the delay is flat.
 func (e *Estimator) updateDelay(t time.Duration, standing bool) {
-	usage := e.trend.usage
+	usage := e.usage()
 	switch {
 	case standing:
 		usage = Overuse
@@ -294,6 +312,9 @@ func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 	app, ok := e.ackedApp.rate(e.cfg.AckedWindow)
 	if !ok {
 		app = acked
+	}
+	if e.compete.on {
+		app = math.Inf(1) // grow beyond what we send: see compete.go
 	}
 	if usage == Overuse && !e.overOn {
 		e.overOn, e.overSince = true, t
@@ -328,6 +349,7 @@ func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 func (e *Estimator) markDecrease(t time.Duration, from float64) {
 	e.decreasedAt, e.decreased, e.ceiling = t, true, from
 	e.queue.decreased(t)
+	e.compete.decreased()
 	e.loss = lossWindow{} // what it counted so far is the congestion just answered
 }
 
@@ -362,7 +384,7 @@ func (e *Estimator) HandleTimeout(now time.Time) {
 		p.state, p.endedAt = probeWaiting, t
 	}
 	if p.state == probeWaiting && t-p.endedAt >= probeResultTimeout {
-		if !e.finishProbe(t, e.trend.usage) {
+		if !e.finishProbe(t, e.usage()) {
 			e.updateTarget(t)
 		}
 	}
@@ -415,6 +437,11 @@ type Stats struct {
 	LastProbe    int  // rate proven by the last cluster, bits/s (0: nothing)
 	Overuses     int  // decreases on overuse
 	REMB         bool // following REMB alone
+	// Competing: the queue is driven by flows that do not back off, and the
+	// estimate holds its share on loss (compete.go); CompeteEntries counts
+	// the times it switched to that mode.
+	Competing      bool
+	CompeteEntries int
 }
 
 // Stats returns the current state.
@@ -437,5 +464,17 @@ func (e *Estimator) Stats() Stats {
 		LastProbe:    int(e.probe.lastResult),
 		Overuses:     e.overuses,
 		REMB:         e.rembMode,
+
+		Competing:      e.compete.on,
+		CompeteEntries: e.compete.entries,
 	}
+}
+
+// usage is the delay detector's hypothesis as the rate control takes it:
+// Normal in competitive mode, where the queue is others' and only loss counts.
+func (e *Estimator) usage() Usage {
+	if e.compete.on {
+		return Normal
+	}
+	return e.trend.usage
 }

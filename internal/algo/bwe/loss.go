@@ -42,6 +42,25 @@ func (w *lossWindow) add(now time.Duration, expected, lost int, cfg *Config) (fl
 // delivery rate; hold between LossLow and LossHigh; grow below.
 func (e *Estimator) onLoss(t time.Duration, f float64) {
 	e.lossFraction = f
+	if e.compete.on && f > e.cfg.LossLow && f <= e.cfg.LossHigh {
+		// Competitive mode: loss above LossLow is the queue overflowing,
+		// which the flows we share it with answer by backing off. We give
+		// up the headroom above what we send (β × the estimate), but not
+		// what the path delivers of our media: that is the share we hold.
+		// Loss above LossHigh cuts below it (the case below).
+		e.lossState = lossHold
+		if !e.lossCutOnce || t-e.lastLossCut >= e.rtt+300*time.Millisecond {
+			before := float64(e.estimate)
+			cut := math.Min(e.target, before) * e.cfg.Beta
+			if r, ok := e.ackedApp.rate(e.cfg.AckedWindow); ok {
+				cut = math.Max(cut, math.Min(r, e.target))
+			}
+			e.target = cut
+			e.lastLossCut, e.lossCutOnce = t, true
+			e.markDecrease(t, before)
+		}
+		return
+	}
 	switch {
 	case f > e.cfg.LossHigh:
 		e.lossState = lossCut

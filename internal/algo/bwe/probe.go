@@ -169,7 +169,7 @@ func (e *Estimator) ProbeWanted(now time.Time, desired int) (rate int, ok bool) 
 		return 0, false
 	}
 	if e.haveOveruse && t-e.lastOveruse < e.cfg.ProbeAfterOveruse || e.lossState == lossCut ||
-		e.trend.usage == Overuse {
+		e.usage() == Overuse {
 		return 0, false
 	}
 	target := math.Min(est*p.gain(e.cfg.ProbeGain), math.Max(float64(desired)*probeOvershoot, est*probeOvershoot))

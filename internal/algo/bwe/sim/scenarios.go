@@ -122,6 +122,80 @@ func REMBOnly() Scenario {
 	return sc
 }
 
+// RatesCamera are a 720p camera's layers as Chromium sends ordinary content
+// (top layer about 1.5 Mb/s), for the competition scenarios: the standard
+// 2.5 Mb/s top layer alone would take 62 % of their 4 Mb/s link.
+var RatesCamera = [3]int{600_000, 900_000, 1_500_000}
+
+// StageCamera is one on-stage source at 720p with RatesCamera on top.
+func StageCamera() []alloc.Source {
+	ls := Simulcast()
+	ls[2].Bitrate = RatesCamera
+	return []alloc.Source{{ID: "stage", Priority: 0, Layers: ls, Want: layers.Want{Width: 1280, Height: 720}}}
+}
+
+// TCPOne: a 4 Mb/s home link with a 100 ms drop-tail queue; one CUBIC download
+// from 20 s to 80 s (the paper's first pattern, scaled).
+func TCPOne() Scenario {
+	return Scenario{
+		Name: "tcp-one", Duration: 100 * time.Second, Seed: 11,
+		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
+		Sources: StageCamera(), TCP: []TCPFlow{{Start: 20 * time.Second, Stop: 80 * time.Second}},
+	}
+}
+
+// TCPTen: ten CUBIC downloads started together from 20 s to 60 s.
+func TCPTen() Scenario {
+	var flows []TCPFlow
+	for i := 0; i < 10; i++ {
+		flows = append(flows, TCPFlow{Start: 20 * time.Second, Stop: 60 * time.Second})
+	}
+	return Scenario{
+		Name: "tcp-ten", Duration: 80 * time.Second, Seed: 12,
+		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
+		Sources: StageCamera(), TCP: flows,
+	}
+}
+
+// TCPStaggered: ten CUBIC downloads started 10 s apart from 20 s, all
+// stopping at 120 s (the paper's second pattern).
+func TCPStaggered() Scenario {
+	var flows []TCPFlow
+	for i := 0; i < 10; i++ {
+		flows = append(flows, TCPFlow{Start: time.Duration(20+10*i) * time.Second, Stop: 120 * time.Second})
+	}
+	return Scenario{
+		Name: "tcp-staggered", Duration: 140 * time.Second, Seed: 13,
+		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
+		Sources: StageCamera(), TCP: flows,
+	}
+}
+
+// TCPOnOff: ten CUBIC downloads on and off together every 20 s from 20 s
+// (the paper's third pattern).
+func TCPOnOff() Scenario {
+	var flows []TCPFlow
+	for i := 0; i < 10; i++ {
+		for on := 20; on < 100; on += 40 {
+			flows = append(flows, TCPFlow{Start: time.Duration(on) * time.Second, Stop: time.Duration(on+20) * time.Second})
+		}
+	}
+	return Scenario{
+		Name: "tcp-on-off", Duration: 120 * time.Second, Seed: 14,
+		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
+		Sources: StageCamera(), TCP: flows,
+	}
+}
+
+// Alone4M is the competition scenarios' link with no competing flow.
+func Alone4M() Scenario {
+	return Scenario{
+		Name: "alone-4m", Duration: 60 * time.Second, Seed: 15,
+		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
+		Sources: StageCamera(),
+	}
+}
+
 // Standard lists the scenarios the documentation reports.
 func Standard() []Scenario {
 	return []Scenario{CapDrop(), Cap128(), SteadyCap(), RandomLoss(), BurstyLoss(), Jitter(), ProbeNoRoom(), Gallery(), REMBOnly()}

@@ -38,6 +38,7 @@ type Scenario struct {
 	REMB    time.Duration // > 0: the receiver sends REMB (0.9 × capacity, an ideal receiver estimate) at this period
 	NoTWCC  bool          // the receiver sends no transport-wide feedback
 	Pion    bool          // build feedback with pion's twcc.Recorder, marshal, parse and convert it
+	TCP     []TCPFlow     // competing loss-based flows through the same queue
 }
 
 // Pick is one source's allocation at a sample.
@@ -54,6 +55,8 @@ type Sample struct {
 	Sent     int // everything sent over the last 500 ms, bits/s
 	Padding  int // probe padding sent over the last 500 ms, bits/s
 	Queue    time.Duration
+	Media    int // video and audio delivered to the receiver over the last 500 ms, bits/s
+	TCP      int // the competing flows' goodput over the last 500 ms, bits/s
 	Picks    []Pick
 	Stats    bwe.Stats
 }
@@ -132,13 +135,15 @@ type runner struct {
 	rng  *rand.Rand // content (frame sizes)
 	base time.Time
 
-	srcs     []videoSource
-	seq      int64
-	flight   []inFlight // sent, not yet arrived, in arrival order
-	frameLen map[int]int
-	frameGot map[int]int
-	frameSrc map[int]int
-	nextID   int
+	srcs      []videoSource
+	tcp       []tcpConn
+	rxBuckets [50]int // media bytes delivered per 10 ms
+	seq       int64
+	flight    []inFlight // sent, not yet arrived, in arrival order
+	frameLen  map[int]int
+	frameGot  map[int]int
+	frameSrc  map[int]int
+	nextID    int
 
 	// receiver
 	rxBase, rxHigh int64 // next sequence to report, highest received
@@ -214,6 +219,9 @@ func Run(sc Scenario) Result {
 	}
 	r.res.Scenario = sc
 	seconds := int(sc.Duration/time.Second) + 1
+	for _, f := range sc.TCP {
+		r.tcp = append(r.tcp, newTCP(f))
+	}
 	for _, s := range sc.Sources {
 		r.srcs = append(r.srcs, videoSource{spec: s, want: Pick{Encoding: -1}, have: Pick{Encoding: -1}})
 		r.res.Frames = append(r.res.Frames, make([]int, seconds))
@@ -257,6 +265,9 @@ func (r *runner) run() {
 		r.pace(t)
 		r.retransmit(t)
 		r.probe(t)
+		for i := range r.tcp {
+			r.tcp[i].step(t, r)
+		}
 		if !sc.NoTWCC && t >= nextFb {
 			r.feedback(t)
 			nextFb += sc.FeedbackInterval
@@ -266,6 +277,9 @@ func (r *runner) run() {
 			nextREMB += sc.REMB
 		}
 		r.rollMeters(t)
+		for i := range r.tcp {
+			r.tcp[i].roll(t)
+		}
 		if t >= nextSample {
 			r.sample(t)
 			nextSample += sampleEvery
@@ -433,7 +447,7 @@ func (r *runner) retransmit(t time.Duration) {
 func (r *runner) rollMeters(t time.Duration) {
 	if t%(10*time.Millisecond) == 0 {
 		b := (int(t/(10*time.Millisecond)) + 1) % len(r.sentBuckets)
-		r.sentBuckets[b], r.padBuckets[b] = 0, 0
+		r.sentBuckets[b], r.padBuckets[b], r.rxBuckets[b] = 0, 0, 0
 	}
 }
 
@@ -443,6 +457,9 @@ func (r *runner) receive(t time.Duration) {
 	for n < len(r.flight) && r.flight[n].arrival <= t {
 		f := r.flight[n]
 		n++
+		if f.p.src != -2 {
+			r.rxBuckets[int(t/(10*time.Millisecond))%len(r.rxBuckets)] += f.p.size
+		}
 		arr := f.arrival + rxClock
 		if r.recorder != nil {
 			r.recorder.Record(1, uint16(f.seq), int64(arr/time.Microsecond))
@@ -522,10 +539,15 @@ func (r *runner) deliverFeedback(t time.Duration) {
 }
 
 func (r *runner) sample(t time.Duration) {
-	sum, pad := 0, 0
+	sum, pad, rx := 0, 0, 0
 	for i := range r.sentBuckets {
 		sum += r.sentBuckets[i]
 		pad += r.padBuckets[i]
+		rx += r.rxBuckets[i]
+	}
+	tcp := 0
+	for i := range r.tcp {
+		tcp += r.tcp[i].rate()
 	}
 	s := Sample{
 		T:        t,
@@ -534,6 +556,8 @@ func (r *runner) sample(t time.Duration) {
 		Sent:     sum * 8 * 2,
 		Padding:  pad * 8 * 2,
 		Queue:    r.lnk.QueueDelay(t),
+		Media:    rx * 8 * 2,
+		TCP:      tcp,
 		Stats:    r.est.Stats(),
 	}
 	for i := range r.srcs {

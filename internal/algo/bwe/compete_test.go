@@ -1,0 +1,108 @@
+package bwe
+
+import (
+	"testing"
+	"time"
+)
+
+// competeTrace feeds the detector one feedback every 50 ms for d: the queue
+// (one-way delay above a 40 ms base) and our media rate at each time, with
+// decreases at the listed times. It reports when the detector became ready
+// (-1: never) and whether competitive mode was on at the end, entering it
+// when ready as the estimator does.
+func competeTrace(d time.Duration, queue func(time.Duration) time.Duration, send func(time.Duration) float64, decreases ...time.Duration) (time.Duration, bool) {
+	c := newCompeteDetector()
+	readyAt := time.Duration(-1)
+	for t := time.Duration(0); t <= d; t += 50 * ms1 {
+		for _, x := range decreases {
+			if x > t-50*ms1 && x <= t {
+				c.decreased()
+			}
+		}
+		c.observe(t, 40*ms1+queue(t), send(t))
+		if c.ready(t, send(t)) {
+			if readyAt < 0 {
+				readyAt = t
+			}
+			c.enter(t)
+		}
+	}
+	return readyAt, c.on
+}
+
+func TestCompeteDetector(t *testing.T) {
+	sec := time.Second
+	// A download fills the queue from 5 s and keeps it between 50 and 90 ms
+	// (CUBIC's sawtooth); we decrease at 6 s and 7 s and our rate falls from
+	// 1.5 Mb/s to 500 kb/s: competitive mode from 8 s (3 s of queue).
+	sawtooth := func(t time.Duration) time.Duration {
+		if t < 5*sec {
+			return 2 * ms1
+		}
+		return 50*ms1 + time.Duration(int64(t/ms1)%4000)*ms1/100
+	}
+	fall := func(t time.Duration) float64 {
+		if t < 6500*ms1 {
+			return 1.5e6
+		}
+		return 0.5e6
+	}
+	if at, on := competeTrace(20*sec, sawtooth, fall, 6*sec, 7*sec); !on || at != 8*sec {
+		t.Errorf("competitor: ready at %v, on %v; want from 8s, on", at, on)
+	}
+	// Our own overshoot: the queue rises at 5 s, we decrease at 5.5 s and it
+	// drains by 6.5 s.
+	own := func(t time.Duration) time.Duration {
+		if t >= 5*sec && t < 6500*ms1 {
+			return 80 * ms1
+		}
+		return 3 * ms1
+	}
+	if at, on := competeTrace(20*sec, own, fall, 5500*ms1, 6*sec); at >= 0 || on {
+		t.Errorf("own overshoot: ready at %v, on %v; want never", at, on)
+	}
+	// A queue that stays while our rate cannot fall (the lowest layer fills
+	// the link): decreases, but no competitor.
+	flat := func(time.Duration) float64 { return 150e3 }
+	if at, on := competeTrace(20*sec, sawtooth, flat, 6*sec, 7*sec, 9*sec); at >= 0 || on {
+		t.Errorf("floor: ready at %v, on %v; want never", at, on)
+	}
+	// No decrease of ours during the queue: not proven.
+	if at, _ := competeTrace(20*sec, sawtooth, fall); at >= 0 {
+		t.Errorf("no decreases: ready at %v, want never", at)
+	}
+	// The download stops at 15 s: the queue drains and delay mode is back.
+	stops := func(t time.Duration) time.Duration {
+		if t >= 15*sec {
+			return 2 * ms1
+		}
+		return sawtooth(t)
+	}
+	if at, on := competeTrace(20*sec, stops, fall, 6*sec, 7*sec); at != 8*sec || on {
+		t.Errorf("download stops: ready at %v, on at the end %v; want ready at 8s, off at the end", at, on)
+	}
+}
+
+// The estimator in competitive mode ignores the delay signals: a standing
+// queue does not cut the estimate, and loss between LossLow and LossHigh cuts
+// by β but not below the media the receiver acknowledged.
+func TestCompetitiveModeHoldsOnLoss(t *testing.T) {
+	e := New(DefaultConfig())
+	e.compete.on = true
+	e.target, e.estimate = 2e6, 2_000_000
+	e.rc.estimate = 2e6
+	for i := 0; i < 20; i++ {
+		e.ackedApp.add(time.Duration(i)*25*ms1, 4687)
+	}
+	e.onLoss(500*ms1, 0.05)
+	if e.target != 1.7e6 {
+		t.Errorf("5 %% loss: target %.0f, want β × 2 Mb/s = 1.7 Mb/s", e.target)
+	}
+	e.onLoss(2*time.Second, 0.05)
+	if e.target < 1.4e6 || e.target >= 1.7e6 {
+		t.Errorf("second 5 %% loss: target %.0f, want cut but not below the ~1.5 Mb/s acknowledged", e.target)
+	}
+	if e.usage() != Normal {
+		t.Errorf("usage %v in competitive mode, want normal", e.usage())
+	}
+}
