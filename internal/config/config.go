@@ -47,6 +47,24 @@ type Config struct {
 	DrainTimeout    time.Duration `key:"drain-timeout" help:"on SIGTERM, how long rooms may carry on before they are closed (e.g. 30s)"`
 	LogLevel        string        `key:"log-level" help:"debug, info, warn or error"`
 	LogJSON         bool          `key:"log-json" help:"log as JSON lines"`
+	// TURN (docs/deployment.md "TURN"): the embedded server runs when one of
+	// its ports is set; ice-server names external ones instead or as well.
+	TURNUDPPort        int           `key:"turn-udp-port" help:"embedded TURN server's UDP port, e.g. 3478 (0: off)"`
+	TURNTCPPort        int           `key:"turn-tcp-port" help:"embedded TURN server's TCP port, e.g. 3478 (0: off)"`
+	TURNTLSPort        int           `key:"turn-tls-port" help:"embedded TURN server's TLS port, e.g. 5349; needs tls-cert and tls-key (0: off)"`
+	TURNHost           string        `key:"turn-host" help:"host name or IP clients reach the embedded TURN server at (default: turn-public-ip); the name of tls-cert for turns:"`
+	TURNPublicIP       string        `key:"turn-public-ip" help:"IP address announced for relays (default: the first public-ip, else http's address)"`
+	TURNRealm          string        `key:"turn-realm" help:"TURN realm"`
+	TURNSecret         string        `key:"turn-secret" secret:"true" help:"shared secret of the TURN credentials minted at join (at least 16 characters); the embedded server's default is random at each start"`
+	TURNCredentialTTL  time.Duration `key:"turn-credential-ttl" help:"how long TURN credentials minted at join stay valid (e.g. 6h)"`
+	TURNRelayPorts     string        `key:"turn-relay-ports" help:"UDP port range of relays, MIN-MAX"`
+	TURNAllowPeer      []string      `key:"turn-allow-peer" help:"address ranges (CIDR) relays may reach although loopback, private, link-local or the server's own, comma-separated"`
+	TURNMaxAllocations int           `key:"turn-max-allocations" help:"TURN allocations one participant may hold (0: unlimited)"`
+	TURNMaxLifetime    time.Duration `key:"turn-max-lifetime" help:"close a TURN allocation this long after it was made, however it is refreshed (e.g. 6h)"`
+	TURNBandwidth      int           `key:"turn-bandwidth" help:"bits per second one TURN allocation relays in each direction (0: unlimited)"`
+	ICEServers         []string      `key:"ice-server" help:"external STUN/TURN server URLs for clients, comma-separated; turn: and turns: ones get ice-username/ice-credential, or credentials minted with turn-secret"`
+	ICEUsername        string        `key:"ice-username" help:"static username for the ice-server TURN URLs"`
+	ICECredential      string        `key:"ice-credential" secret:"true" help:"static credential for the ice-server TURN URLs"`
 }
 
 // Default is the configuration for a laptop: loopback only, fixed documented ports.
@@ -72,6 +90,13 @@ func Default() Config {
 		SignalingBurst:  100,
 		MaxMessageBytes: 64 << 10,
 		DrainTimeout:    30 * time.Second,
+
+		TURNRealm:          "podium",
+		TURNCredentialTTL:  6 * time.Hour,
+		TURNRelayPorts:     "49152-65535",
+		TURNMaxAllocations: 12,
+		TURNMaxLifetime:    6 * time.Hour,
+		TURNBandwidth:      10_000_000,
 	}
 }
 
@@ -123,6 +148,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateAccess()...)
 	errs = append(errs, c.validateMetrics()...)
 	errs = append(errs, c.validateLimits()...)
+	errs = append(errs, c.validateTURN()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

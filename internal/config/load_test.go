@@ -56,6 +56,11 @@ func TestLoadYAML(t *testing.T) {
 	want.MaxRooms, want.MaxParticipants, want.MaxTracks, want.JoinsPerIP = 50, 25, 2, 30
 	want.SignalingRate, want.SignalingBurst, want.MaxMessageBytes = 10, 40, 32768
 	want.TrustProxy, want.DrainTimeout = true, 2*time.Minute
+	want.TURNUDPPort, want.TURNTCPPort, want.TURNTLSPort = 3478, 3479, 5349
+	want.TURNHost, want.TURNPublicIP, want.TURNRealm, want.TURNSecret = "turn.example.org", "203.0.113.8", "example.org", "turn-0123456789abcdef"
+	want.TURNCredentialTTL, want.TURNRelayPorts, want.TURNAllowPeer = 2*time.Hour, "40000-40999", []string{"10.1.0.0/16"}
+	want.TURNMaxAllocations, want.TURNMaxLifetime, want.TURNBandwidth = 6, 3*time.Hour, 5_000_000
+	want.ICEServers, want.ICEUsername, want.ICECredential = []string{"turns:turn2.example.org:443?transport=tcp"}, "alice", "ice-secret"
 	want.RoomsPerIP, want.MediaTimeout, want.MaxConnsPerIP, want.HTTPIdleTimeout = 5, 45*time.Second, 16, 20*time.Second
 	for name, load := range map[string]func() (Config, error){
 		"--config":      func() (Config, error) { return Load([]string{"--config", "testdata/podium.yaml"}, env{}.get) },

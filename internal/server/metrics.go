@@ -128,7 +128,7 @@ var allDescs = []*prometheus.Desc{upDesc, startDesc, devModeDesc, drainingDesc, 
 	p2pRoomsDesc, p2pDirectDesc, p2pSwitchesDesc, p2pFailuresDesc}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range allDescs {
+	for _, d := range append(allDescs, turnDescs...) {
 		ch <- d
 	}
 }
@@ -207,6 +207,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for code, n := range errs { // the registry sorts them
 		counter(errorsDesc, n, code)
 	}
+	s.collectTURN(ch)
 }
 
 func b2f(b bool) float64 {

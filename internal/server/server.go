@@ -26,6 +26,7 @@ import (
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/session"
+	"github.com/podium-sfu/podium/internal/turn"
 	"github.com/podium-sfu/podium/internal/web"
 )
 
@@ -51,6 +52,8 @@ type Server struct {
 	// metricsHTTP serves /metrics on metrics-http (nil: /metrics is on http).
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
+
+	turn *turn.Server // the embedded TURN server (nil: off)
 }
 
 // Options are knobs tests need beyond the configuration.
@@ -136,6 +139,14 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		engine.Close()
 		return nil, err
 	}
+	if s.turn, deps.TURN, err = startTURN(cfg, ln.Addr(), engine.UDPAddrs(), log); err != nil {
+		_ = ln.Close()
+		engine.Close()
+		if s.metricsLn != nil {
+			_ = s.metricsLn.Close()
+		}
+		return nil, err
+	}
 	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log}
 	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Dev: cfg.DevMode(), HTTPHost: httpHost(cfg.HTTP), Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
 		Serve: func(_ context.Context, conn *websocket.Conn, remote string) {
@@ -183,6 +194,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.sessions.Wait()
 	s.hub.Close()
 	s.engine.Close()
+	if s.turn != nil {
+		_ = s.turn.Close()
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

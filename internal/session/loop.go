@@ -170,7 +170,7 @@ func (s *Session) join(j *signal.Join) error {
 	welcome := signal.Welcome{
 		Version: signal.Version, ID: s.id, Room: j.Room,
 		Resume:      signal.Resume{ID: s.id, Secret: resumeSecret(s.deps.ResumeKey, j.Room, identity, s.id)},
-		ICEServers:  iceServers(s.deps.Engine),
+		ICEServers:  s.iceServers(),
 		Permissions: &s.perms,
 	}
 	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE}

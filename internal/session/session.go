@@ -21,6 +21,7 @@ import (
 	"github.com/podium-sfu/podium/internal/peer"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
+	"github.com/podium-sfu/podium/internal/turn"
 )
 
 // Deps are the server-wide things a session uses.
@@ -58,6 +59,8 @@ type Deps struct {
 	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
 	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
 	Estimates interface{ Observe(float64) }
+	// TURN mints each participant's TURN credentials at join (nil: none).
+	TURN *turn.Minter
 }
 
 // outQueueLen bounds the frames waiting for a slow client; overflowing closes it.
