@@ -86,7 +86,7 @@ func TestProbePaddingDoesNotAllocate(t *testing.T) {
 	now := time.Now()
 	allocs := testing.AllocsPerRun(1000, func() {
 		now = now.Add(time.Millisecond)
-		if d.pad(now, 1) == 0 {
+		if d.pad(now, 1, nil) == 0 {
 			t.Fatal("no padding sent")
 		}
 	})

@@ -9,37 +9,47 @@ import (
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
+	"github.com/pion/srtp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/packetcache"
 	"github.com/podium-sfu/podium/internal/rewrite"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
-// cacheSlots is the per-destination retransmission history: 512 packets is over
-// 1 s of 720p video, more than any NACK round trip we answer.
-const cacheSlots = 512
+// cacheSlots is the per-destination retransmission history (what was sent and
+// how it was rewritten; the packets are kept once per source, see sentLog).
+const cacheSlots = storeSlots
 
 var errNoCodec = errors.New("receiver does not support the codec")
 
 // DownTrack is one source as sent to one receiver: a pion TrackLocal whose packets
 // come from UpTrack.forward. For video it projects the source's simulcast encodings
 // into one continuous stream (rewrite.Projector); it answers the receiver's NACKs
-// from its own cache of what it sent.
+// from the source's store, rewritten again as its log of what it sent says.
 type DownTrack struct {
 	up       *UpTrack // the first track of the source; names the DownTrack
 	receiver string   // receiving participant's id
 	id       string
 	streamID string
 
-	selected atomic.Bool          // the selection policy's verdict (Last N); audio ignores it
-	bypassed atomic.Bool          // the receiver gets this source peer to peer: nothing is forwarded (SetBypassed)
-	accepts  atomic.Uint32        // video: bit e set when encoding e's packets may be forwarded
-	link     atomic.Pointer[Link] // the receiver connection's congestion control (nil: none)
+	selected atomic.Bool                // the selection policy's verdict (Last N); audio ignores it
+	bypassed atomic.Bool                // the receiver gets this source peer to peer: nothing is forwarded (SetBypassed)
+	accepts  atomic.Uint32              // video: bit e set when encoding e's packets may be forwarded
+	link     atomic.Pointer[Link]       // the receiver connection's congestion control (nil: none)
+	route    atomic.Pointer[wire.Route] // the receiver connection's data-plane route (nil: pion sends)
 
-	// mu guards everything below and is held while writing to pion. Not a leaf:
-	// sending takes the Link's mu inside it (DownTrack.mu, then Link.mu; never
-	// the other way round).
+	// mu guards everything below. On the own data plane it is never held
+	// across a system call: packets are protected into the caller's
+	// wire.Batch, which its owner flushes after unlocking. Not a leaf: sending
+	// takes the Link's mu inside it (DownTrack.mu, then Link.mu; never the
+	// other way round).
 	mu            sync.Mutex
+	mode          wire.Mode     // how this track's RTP is sent, fixed at its first packet
+	srtp          *srtp.Context // mode Own: protects our SSRCs (media and RTX), only ours
+	plain         []byte        // mode Own: the packet before protection
+	parsed        rtp.Header    // scratch for the protection
+	fb            *wire.Batch   // the feedback reader's batch (NACK answers)
 	bound         bool
 	writer        webrtc.TrackLocalWriter
 	ssrc, rtxSSRC uint32
@@ -52,9 +62,9 @@ type DownTrack struct {
 	temporal      int                            // highest temporal layer wanted
 	hdr           rtp.Header                     // scratch, reused for every write
 	out           []byte                         // video: the rewritten packet
-	rtxBuf        []byte                         // a cached packet being resent
+	rtxBuf        []byte                         // a stored packet being resent
 	rtxOut        []byte                         // its RTX payload
-	cache         *packetcache.Cache
+	sent          *sentLog // video: what was sent, for NACKs
 	writeRTCP     func([]rtcp.Packet) error // the receiver connection's, for sender reports
 	sentPackets   uint32
 	sentOctets    uint32 // payload bytes, as sender reports count them
@@ -95,7 +105,7 @@ func NewDownTrack(up *UpTrack, receiver string) *DownTrack {
 		d.proj = rewrite.NewProjector()
 		d.ups[up.Encoding()] = up
 		d.layer = up.Encoding()
-		d.cache, _ = packetcache.New(cacheSlots, packetcache.DefaultSlotSize) // constant, valid arguments
+		d.sent = newSentLog(cacheSlots)
 		d.out = make([]byte, packetcache.DefaultSlotSize)
 		d.rtxBuf = make([]byte, 0, packetcache.DefaultSlotSize)
 		d.rtxOut = make([]byte, packetcache.DefaultSlotSize+2)
@@ -117,6 +127,16 @@ func (d *DownTrack) SetLink(l *Link) {
 	}
 	if l != nil && d.proj != nil {
 		l.addDown(d)
+	}
+}
+
+// SetRoute sends the DownTrack's RTP through the receiver connection's
+// data-plane route (nil: through pion). Call it before the track is bound.
+func (d *DownTrack) SetRoute(r *wire.Route) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.route.Swap(r) != r {
+		d.mode, d.srtp = wire.Pending, nil
 	}
 }
 
@@ -339,7 +359,7 @@ func (d *DownTrack) accept(p *Packet) bool {
 // write is the send pipeline for one packet: projection (keyframe gate, layer
 // switch, rewrite), cache, hand to pion (SRTP). It reports whether the packet was
 // sent, and the encoding that should be asked for a keyframe (nil: none).
-func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
+func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe *UpTrack) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.bound {
@@ -348,7 +368,7 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	}
 	if d.proj == nil {
 		d.fillHeader(p)
-		err := d.sendLocked(p.Payload)
+		err := d.sendLocked(p.Payload, false, batch)
 		d.countSentLocked(len(p.Payload), err)
 		return err == nil, nil
 	}
@@ -368,26 +388,104 @@ func (d *DownTrack) write(p *Packet) (sent bool, wantKeyframe *UpTrack) {
 	}
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
-	_ = d.cache.Store(out.SequenceNumber, pkt, p.Arrival)
-	err := d.sendLocked(pkt[p.Header.PayloadOffset:p.Header.PayloadEnd])
+	d.sent.add(out, p.Encoding, p.Header.SequenceNumber, p.Header.Timestamp, p.Arrival)
+	err := d.sendLocked(pkt[p.Header.PayloadOffset:p.Header.PayloadEnd], false, batch)
 	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
 	return err == nil, nil
 }
 
-// sendLocked writes d.hdr and payload, stamped with the connection's
-// transport-wide sequence number when it has congestion control.
-func (d *DownTrack) sendLocked(payload []byte) error {
+// sendLocked writes d.hdr and payload (probe: a padding-only probe),
+// stamped with the connection's transport-wide sequence number when it has
+// congestion control: on the own data plane protected into out, which the
+// caller flushes after unlocking; else through pion.
+func (d *DownTrack) sendLocked(payload []byte, probe bool, out *wire.Batch) error {
 	l := d.link.Load()
+	mode, dest := d.pathLocked()
+	switch {
+	case mode == wire.Pending:
+		return errNotConnected
+	case mode == wire.Own && dest == nil:
+		return errNoPath
+	case mode == wire.Own && (out == nil || out.Free() == 0):
+		return errBatchFull
+	case mode == wire.Own:
+		if l != nil {
+			l.mu.Lock()
+			l.stampLocked(&d.hdr, len(payload), probe)
+			l.mu.Unlock()
+		}
+		return d.protectLocked(payload, dest, out)
+	}
 	if l == nil {
 		_, err := d.writer.WriteRTP(&d.hdr, payload)
 		return err
 	}
 	l.mu.Lock()
-	l.stampLocked(&d.hdr, len(payload), false)
+	l.stampLocked(&d.hdr, len(payload), probe)
 	_, err := d.writer.WriteRTP(&d.hdr, payload)
 	l.mu.Unlock()
 	return err
 }
+
+var (
+	errNotConnected = errors.New("the receiver's connection is not secured yet")
+	errNoPath       = errors.New("no UDP path to the receiver")
+	errBatchFull    = errors.New("send batch full")
+)
+
+// pathLocked decides, at the first packet once the connection is secured,
+// whether this track's RTP is ours to protect and send or pion's, and keeps
+// that answer: an SSRC protected by two contexts would repeat packet indexes.
+func (d *DownTrack) pathLocked() (wire.Mode, *wire.Dest) {
+	r := d.route.Load()
+	if d.mode == wire.Pending {
+		mode, keys := r.Decide()
+		if mode == wire.Own {
+			ctx, err := keys.Outbound()
+			if err != nil {
+				mode = wire.Pion
+			} else {
+				d.srtp = ctx
+				d.plain = make([]byte, wire.SlotSize)
+			}
+		}
+		d.mode = mode
+	}
+	if d.mode == wire.Own {
+		return wire.Own, r.Dest()
+	}
+	return d.mode, nil
+}
+
+// protectLocked marshals d.hdr, payload and the header's padding, protects the
+// packet with the track's context and queues it in out for dest.
+func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Batch) error {
+	n, err := d.hdr.MarshalTo(d.plain)
+	if err != nil {
+		return err
+	}
+	pad := 0
+	if d.hdr.Padding {
+		pad = int(d.hdr.PaddingSize)
+	}
+	if n+len(payload)+pad+wire.Overhead > len(d.plain) {
+		return errTooLarge
+	}
+	n += copy(d.plain[n:], payload)
+	if pad > 0 {
+		clear(d.plain[n : n+pad-1])
+		d.plain[n+pad-1] = byte(pad)
+		n += pad
+	}
+	ct, err := d.srtp.EncryptRTP(out.Slot(), d.plain[:n], &d.parsed)
+	if err != nil {
+		return err
+	}
+	out.Commit(len(ct), dest)
+	return nil
+}
+
+var errTooLarge = errors.New("packet too large")
 
 // countSentLocked counts a write: sender reports count every packet handed to
 // the connection, metrics only those it took.

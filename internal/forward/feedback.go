@@ -7,6 +7,8 @@ import (
 	"github.com/pion/rtcp"
 
 	"github.com/podium-sfu/podium/internal/media"
+	"github.com/podium-sfu/podium/internal/rewrite"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // ReadFeedback drains the receiver's RTCP for this track until read fails (the
@@ -32,7 +34,14 @@ func readRTCP(read func([]byte) (int, error), handle func([]rtcp.Packet)) {
 
 // HandleRTCP terminates the receiver's feedback: keyframe requests go to the
 // sender (aggregated by UpTrack.RequestKeyframe), NACKs are answered here.
+//
+// One goroutine at a time calls it (the track's feedback reader): NACK
+// answers go out in its batch, flushed before it returns.
 func (d *DownTrack) HandleRTCP(now time.Time, pkts []rtcp.Packet) {
+	if d.fb == nil && d.proj != nil {
+		d.fb = wire.NewBatch(feedbackBatch)
+	}
+	defer d.flushFeedback()
 	for _, p := range pkts {
 		switch p := p.(type) {
 		case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
@@ -47,6 +56,9 @@ func (d *DownTrack) HandleRTCP(now time.Time, pkts []rtcp.Packet) {
 			for _, pair := range p.Nacks {
 				pair.Range(func(seq uint16) bool {
 					d.up.stats.NACKs.Add(1)
+					if d.fb != nil && d.fb.Free() == 0 {
+						d.flushFeedback()
+					}
 					if d.resend(seq, now) {
 						d.up.stats.Retransmissions.Add(1)
 					}
@@ -57,10 +69,19 @@ func (d *DownTrack) HandleRTCP(now time.Time, pkts []rtcp.Packet) {
 	}
 }
 
+// feedbackBatch is the NACK answers sent in one system call.
+const feedbackBatch = 16
+
+func (d *DownTrack) flushFeedback() {
+	if d.fb != nil && d.fb.Len() > 0 {
+		d.fb.Flush()
+	}
+}
+
 // resend answers one NACKed sequence number from the cache, as RTX when the
 // receiver negotiated it (so its loss statistics stay honest), else as the original.
 func (d *DownTrack) resend(seq uint16, now time.Time) bool {
-	if d.cache == nil {
+	if d.sent == nil {
 		return false
 	}
 	d.mu.Lock()
@@ -73,8 +94,16 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	if l != nil {
 		rtt, maxAge = l.retransmitWindow()
 	}
-	n, ok := d.cache.Resend(seq, d.rtxBuf[:cap(d.rtxBuf)], now, rtt, maxAge)
-	if !ok {
+	e, ok := d.sent.resend(seq, now, rtt, maxAge)
+	var up *UpTrack
+	if ok && int(e.encoding) < len(d.ups) {
+		up = d.ups[e.encoding]
+	}
+	n := 0
+	if up != nil {
+		n, ok = up.stored(e.srcSeq, d.rtxBuf[:cap(d.rtxBuf)])
+	}
+	if up == nil || !ok {
 		if l != nil {
 			l.stats.skipped.Add(1)
 		}
@@ -82,9 +111,13 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	}
 	orig := d.rtxBuf[:n]
 	var h media.RTPHeader
-	if media.ParseRTPHeader(orig, &h) != nil {
+	if media.ParseRTPHeader(orig, &h) != nil || h.Timestamp != e.srcTS {
+		return false // the source restarted its sequence numbers since
+	}
+	if rewrite.Apply(orig, &h, e.out) != nil {
 		return false
 	}
+	h.SequenceNumber, h.Timestamp, h.Marker = e.out.SequenceNumber, e.out.Timestamp, e.out.Marker
 	payload := orig[h.PayloadOffset:h.PayloadEnd]
 	if l != nil {
 		l.mu.Lock()
@@ -98,7 +131,7 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	pkt := Packet{Header: h, Payload: payload}
 	d.fillHeader(&pkt)
 	if d.rtxSSRC == 0 {
-		return d.sendLocked(payload) == nil
+		return d.sendLocked(payload, false, d.fb) == nil
 	}
 	// RFC 4588: the RTX payload is the original sequence number then the original payload.
 	osn := h.SequenceNumber
@@ -112,8 +145,23 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	// No transport-wide number on the RTX stream: receivers address their
 	// feedback to the SSRC of the newest packet, and pion delivers RTCP for an
 	// RTX SSRC to nobody, so feedback would be lost.
-	_, err := d.writer.WriteRTP(&d.hdr, rtxPayload)
-	return err == nil
+	return d.sendUnstampedLocked(rtxPayload, d.fb) == nil
+}
+
+// sendUnstampedLocked writes d.hdr and payload with no transport-wide number.
+func (d *DownTrack) sendUnstampedLocked(payload []byte, out *wire.Batch) error {
+	switch mode, dest := d.pathLocked(); {
+	case mode == wire.Pending:
+		return errNotConnected
+	case mode == wire.Own && dest == nil:
+		return errNoPath
+	case mode == wire.Own && (out == nil || out.Free() == 0):
+		return errBatchFull
+	case mode == wire.Own:
+		return d.protectLocked(payload, dest, out)
+	}
+	_, err := d.writer.WriteRTP(&d.hdr, payload)
+	return err
 }
 
 // probePadding is the padding per probe packet: RTP padding is at most 255 bytes.
@@ -122,7 +170,7 @@ const probePadding = 255
 // pad sends up to budget bytes of padding-only packets between two frames of
 // the forwarded video, as bandwidth probes, and returns the bytes sent. They
 // go on the media SSRC (see resend for why not RTX); receivers skip them.
-func (d *DownTrack) pad(now time.Time, budget int) int {
+func (d *DownTrack) pad(now time.Time, budget int, out *wire.Batch) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	l := d.link.Load()
@@ -130,7 +178,7 @@ func (d *DownTrack) pad(now time.Time, budget int) int {
 		return 0
 	}
 	sent := 0
-	for sent < budget {
+	for sent < budget && (out == nil || out.Free() > 0) {
 		seq, ts, ok := d.proj.Padding()
 		if !ok {
 			break
@@ -139,11 +187,8 @@ func (d *DownTrack) pad(now time.Time, budget int) int {
 		h.Version, h.Padding, h.PaddingSize, h.Marker = 2, true, probePadding, false
 		h.Extension, h.Extensions, h.CSRC = false, h.Extensions[:0], h.CSRC[:0]
 		h.PayloadType, h.SequenceNumber, h.Timestamp, h.SSRC = d.pt, seq, ts, d.ssrc
-		l.mu.Lock()
-		l.stampLocked(h, 0, true)
+		err := d.sendLocked(nil, true, out)
 		size := h.MarshalSize() + probePadding
-		_, err := d.writer.WriteRTP(h, nil)
-		l.mu.Unlock()
 		d.sentPackets++ // sender reports count padding packets, with no payload octets
 		if err != nil {
 			break

@@ -10,6 +10,7 @@ import (
 	"github.com/pion/rtp"
 
 	"github.com/podium-sfu/podium/internal/algo/bwe"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 const (
@@ -35,6 +36,8 @@ const (
 	// maxProbeDebt bounds the padding owed when no video could carry it (no
 	// frame boundary yet): probes are sent at their rate, not caught up in bursts.
 	maxProbeDebt = 4 * probeTick
+	// probeBatch is the probe packets sent in one system call.
+	probeBatch = 16
 )
 
 // Link is one receiver's subscribe connection as congestion control sees it:
@@ -64,6 +67,7 @@ type Link struct {
 	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
+	out       *wire.Batch // Run's: probe padding
 }
 
 type linkCounters struct {
@@ -87,7 +91,7 @@ type LinkStats struct {
 
 // NewLink returns a link whose estimator starts from cfg.
 func NewLink(cfg bwe.Config) *Link {
-	l := &Link{est: bwe.New(cfg), clock: time.Now}
+	l := &Link{est: bwe.New(cfg), clock: time.Now, out: wire.NewBatch(probeBatch)}
 	l.publishLocked()
 	l.downs.Store(&[]*DownTrack{})
 	return l
@@ -276,12 +280,19 @@ func (l *Link) tick(now time.Time) time.Duration {
 	debt := min(l.probeDebt+float64(rate)/8*dt.Seconds(), float64(rate)/8*maxProbeDebt.Seconds())
 	l.mu.Unlock()
 
-	// Padding is written by the DownTracks, which lock themselves before mu.
+	// Padding is written by the DownTracks, which lock themselves before mu,
+	// into l.out, sent once they have unlocked.
 	for _, d := range *l.downs.Load() {
 		if debt <= 0 {
 			break
 		}
-		debt -= float64(d.pad(now, int(debt)))
+		debt -= float64(d.pad(now, int(debt), l.out))
+		if l.out.Free() == 0 {
+			l.out.Flush()
+		}
+	}
+	if l.out.Len() > 0 {
+		l.out.Flush()
 	}
 	l.mu.Lock()
 	l.probeDebt = debt

@@ -200,11 +200,11 @@ func TestProbePaddingBetweenFrames(t *testing.T) {
 	l, vup, _, v, rec := linkedPair(t)
 	src := &video{t: t}
 	feed(t, vup, src.next(vp8Key, false), t0)
-	if n := v.pad(t0, 1000); n != 0 {
+	if n := v.pad(t0, 1000, nil); n != 0 {
 		t.Fatalf("padded %d bytes inside a frame", n)
 	}
 	feed(t, vup, src.next(vp8Continuation, true), t0)
-	sent := v.pad(t0.Add(time.Millisecond), 1000)
+	sent := v.pad(t0.Add(time.Millisecond), 1000, nil)
 	feed(t, vup, src.next(vp8Delta, true), t0.Add(33*time.Millisecond))
 
 	pkts := rec.packets()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/podium-sfu/podium/internal/latency"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // Meter counts what a whole server receives and forwards, for benchmarks: one is
@@ -26,6 +27,9 @@ type Meter struct {
 	ForwardLatency latency.Histogram
 	// Stamps are the socket read times of sampled packets.
 	Stamps latency.Stamps
+	// Wire counts the forwarding path's batched sends on the own data plane
+	// (datagrams, system calls, refused).
+	Wire wire.Counters
 }
 
 // MeterSnapshot is a Meter's counters at one moment, as plain data.

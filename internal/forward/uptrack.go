@@ -8,6 +8,8 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/media"
+	"github.com/podium-sfu/podium/internal/packetcache"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // KeyframeInterval is the shortest time between two keyframe requests we send to a
@@ -57,7 +59,23 @@ type UpTrack struct {
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
 	muted               atomic.Bool // an administrator muted the sender: drop everything
+	out                 *wire.Batch // the reader's send batch (forward's caller owns it)
+
+	// store holds the packets of this encoding that were forwarded, as
+	// received, once for every destination (video; made at the first one):
+	// DownTracks answer NACKs from it. storeMu is held only to copy a packet
+	// in or out.
+	storeMu sync.Mutex
+	store   *packetcache.Cache
 }
+
+// storeSlots is the retransmission history of one source stream: 512 packets
+// is over 1 s of 720p video, more than any NACK round trip we answer.
+const storeSlots = 512
+
+// fanoutBatch is the datagrams one received packet's fan-out sends in one
+// system call: a bigger fan-out is sent in several.
+const fanoutBatch = 32
 
 // TrackStats are counters read by metrics and tests.
 type TrackStats struct {
@@ -232,25 +250,44 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 // decides with accept, which never modifies the packet.
 func (u *UpTrack) forward(pkt *Packet) {
 	var askKeyframe *UpTrack
-	var wire time.Time
+	var onWire time.Time
 	timed := false
 	if u.p.Meter != nil {
-		wire, timed = u.p.Meter.sampleStart(pkt.Header.SSRC, pkt.Header.SequenceNumber)
+		onWire, timed = u.p.Meter.sampleStart(pkt.Header.SSRC, pkt.Header.SequenceNumber)
+	}
+	if u.out == nil {
+		u.out = wire.NewBatch(fanoutBatch)
+		if u.p.Meter != nil {
+			u.out.Stats = &u.p.Meter.Wire
+		}
 	}
 	sent := 0
 	for _, d := range *u.downs.Load() {
 		if !d.accept(pkt) {
 			continue
 		}
-		ok, ask := d.write(pkt)
+		if u.out.Free() == 0 {
+			u.out.Flush() // no lock held here
+		}
+		ok, ask := d.write(pkt, u.out)
 		if ok {
 			sent++
-			if timed {
-				u.p.Meter.sample(wire, pkt.Arrival)
-			}
 		}
 		if ask != nil {
 			askKeyframe = ask
+		}
+	}
+	if u.out.Len() > 0 {
+		u.out.Flush()
+	}
+	if sent > 0 && u.p.Kind == webrtc.RTPCodecTypeVideo {
+		u.keep(pkt)
+	}
+	// Sampled after the send system call: each destination's latency is when
+	// the batch carrying it was handed to the kernel (all at once here).
+	if timed {
+		for range sent {
+			u.p.Meter.sample(onWire, pkt.Arrival)
 		}
 	}
 	if sent > 0 {
@@ -264,6 +301,28 @@ func (u *UpTrack) forward(pkt *Packet) {
 	if askKeyframe != nil {
 		askKeyframe.RequestKeyframe(pkt.Arrival)
 	}
+}
+
+// keep stores a forwarded packet for retransmissions.
+func (u *UpTrack) keep(pkt *Packet) {
+	u.storeMu.Lock()
+	if u.store == nil {
+		u.store, _ = packetcache.New(storeSlots, packetcache.DefaultSlotSize) // constant, valid arguments
+	}
+	_ = u.store.Store(pkt.Header.SequenceNumber, pkt.Buf, pkt.Arrival)
+	u.storeMu.Unlock()
+}
+
+// stored copies the kept packet seq into dst; ok is false when it is no
+// longer (or never was) kept.
+func (u *UpTrack) stored(seq uint16, dst []byte) (n int, ok bool) {
+	u.storeMu.Lock()
+	defer u.storeMu.Unlock()
+	if u.store == nil {
+		return 0, false
+	}
+	n, _, ok = u.store.Get(seq, dst)
+	return n, ok
 }
 
 // wanted reports whether some destination accepts this encoding now.

@@ -47,11 +47,13 @@ type Engine struct {
 	subscribe *webrtc.API
 	arrivals  *arrivals // transport-wide feedback of the publish connections
 	guard     *guard    // drops forged plaintext DTLS records
+	net       *observingNet
+	pionOnly  bool // RTP stays on pion's SRTP sessions (PionDataPlaneEnv)
 }
 
 // NewEngine opens the media sockets. Close releases them.
 func NewEngine(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv()}
 	keepIP := ipFilter(cfg.BindIPs)
 	opts := []ice.UDPMuxFromPortOption{
 		ice.UDPMuxFromPortWithLoopback(),
@@ -66,6 +68,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.net = n
 	opts = append(opts, ice.UDPMuxFromPortWithNet(n))
 	mux, err := ice.NewMultiUDPMuxFromPort(cfg.UDPPort, opts...)
 	if err != nil {

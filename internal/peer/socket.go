@@ -12,6 +12,7 @@ import (
 	"github.com/pion/transport/v4/stdnet"
 
 	"github.com/podium-sfu/podium/internal/latency"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // observingNet is the operating system's network whose UDP sockets show every
@@ -26,7 +27,9 @@ type observingNet struct {
 	guard    *guard
 	// bound: the addresses of our sockets (copied on write; read per datagram).
 	bound atomic.Pointer[[]netip.Addr]
-	mu    sync.Mutex // one writer of bound at a time
+	// sockets: the data plane's handles on them, by local address (copied on write).
+	sockets atomic.Pointer[map[netip.AddrPort]*wire.Socket]
+	mu      sync.Mutex // one writer of bound and sockets at a time
 }
 
 func newObservingNet(a *arrivals, stamps *latency.Stamps, g *guard) (*observingNet, error) {
@@ -44,15 +47,36 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 		return nil, err
 	}
 	local := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Unmap()
+	sock, err := wire.NewSocket(c)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	n.mu.Lock()
 	bound := append([]netip.Addr{local}, n.boundAddrs()...)
 	n.bound.Store(&bound)
+	sockets := map[netip.AddrPort]*wire.Socket{}
+	if old := n.sockets.Load(); old != nil {
+		for k, v := range *old {
+			sockets[k] = v
+		}
+	}
+	sockets[netip.AddrPortFrom(local, sock.LocalAddr().Port())] = sock
+	n.sockets.Store(&sockets)
 	n.mu.Unlock()
 	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c)}
 	if local.IsLoopback() {
 		conn.siblings = n
 	}
 	return conn, nil
+}
+
+// socket is our socket bound to a (nil: none).
+func (n *observingNet) socket(a netip.AddrPort) *wire.Socket {
+	if m := n.sockets.Load(); m != nil {
+		return (*m)[a]
+	}
+	return nil
 }
 
 func (n *observingNet) boundAddrs() []netip.Addr {

@@ -21,6 +21,7 @@ func (s *Session) openPeerConnections() error {
 	if s.sub, err = s.deps.Engine.NewSubscribePC(); err != nil {
 		return err
 	}
+	s.route = s.deps.Engine.Route(s.sub)
 	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: s.pub, signal.PCSubscribe: s.sub} {
 		name, pc := name, pc
 		pc.OnICECandidate(func(c *webrtc.ICECandidate) {
@@ -179,6 +180,7 @@ func (s *Session) pcNamed(name string) *webrtc.PeerConnection {
 // addDown starts sending d to this client and schedules a renegotiation.
 func (s *Session) addDown(d *forward.DownTrack) {
 	d.SetLink(s.link)
+	d.SetRoute(s.route)
 	sender, err := s.sub.AddTrack(d)
 	if err != nil {
 		d.SetLink(nil)

@@ -22,6 +22,7 @@ import (
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
 	"github.com/podium-sfu/podium/internal/turn"
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // Deps are the server-wide things a session uses.
@@ -84,8 +85,9 @@ type Session struct {
 	welcomed bool
 	early    [][]byte // messages from the room that raced ahead of welcome
 
-	rtt  rtts
-	link *forward.Link // the subscribe connection's congestion control
+	rtt   rtts
+	link  *forward.Link // the subscribe connection's congestion control
+	route *wire.Route   // the subscribe connection's data-plane route
 
 	// screenMids are the latest publish offer's screen share mids: written by
 	// the loop before pion sees the offer, read by pion's OnTrack.

@@ -1,0 +1,236 @@
+package forward
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+	"github.com/pion/srtp/v3"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/algo/bwe"
+	"github.com/podium-sfu/podium/internal/wire"
+)
+
+// The own data plane: DownTracks whose connection's keys were exported protect
+// their packets with their own SRTP contexts and send them in batches on a real
+// UDP socket; nothing goes through pion's writer.
+
+func testKeys(profile srtp.ProtectionProfile, seed byte) wire.Keys {
+	keyLen, _ := profile.KeyLen()
+	saltLen, _ := profile.SaltLen()
+	fill := func(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
+	return wire.Keys{Profile: profile,
+		LocalKey: fill(keyLen, seed), LocalSalt: fill(saltLen, seed+1),
+		RemoteKey: fill(keyLen, seed+2), RemoteSalt: fill(saltLen, seed+3)}
+}
+
+// peerKeys are the keys as the other end of the connection holds them.
+func peerKeys(k wire.Keys) wire.Keys {
+	return wire.Keys{Profile: k.Profile, LocalKey: k.RemoteKey, LocalSalt: k.RemoteSalt, RemoteKey: k.LocalKey, RemoteSalt: k.LocalSalt}
+}
+
+func udp(tb testing.TB) *net.UDPConn {
+	tb.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func addrPort(c *net.UDPConn) netip.AddrPort { return c.LocalAddr().(*net.UDPAddr).AddrPort() }
+
+// receiverEnd is a receiver's socket and its SRTP context for what the SFU sends.
+type receiverEnd struct {
+	conn *net.UDPConn
+	ctx  *srtp.Context
+	buf  []byte
+	out  []byte
+	hdr  rtp.Header
+}
+
+func newReceiverEnd(tb testing.TB, k wire.Keys) *receiverEnd {
+	tb.Helper()
+	pk := peerKeys(k)
+	ctx, err := pk.Inbound()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &receiverEnd{conn: udp(tb), ctx: ctx, buf: make([]byte, 2048), out: make([]byte, 2048)}
+}
+
+// read returns the next packet, authenticated and decrypted.
+func (r *receiverEnd) read(tb testing.TB) []byte {
+	tb.Helper()
+	_ = r.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, _, err := r.conn.ReadFromUDPAddrPort(r.buf)
+	if err != nil {
+		tb.Fatalf("receiver read: %v", err)
+	}
+	p, err := r.ctx.DecryptRTP(r.out[:0], r.buf[:n], &r.hdr)
+	if err != nil {
+		tb.Fatalf("receiver cannot authenticate/decrypt what the SFU sent: %v", err)
+	}
+	return p
+}
+
+func ownRoute(tb testing.TB, k wire.Keys, sock *wire.Socket, to netip.AddrPort) *wire.Route {
+	tb.Helper()
+	r := &wire.Route{}
+	r.SetDest(wire.NewDest(sock, to))
+	r.SetKeys(k)
+	return r
+}
+
+func TestOwnDataPlaneSendsProtectedPackets(t *testing.T) {
+	for _, profile := range []srtp.ProtectionProfile{srtp.ProtectionProfileAeadAes128Gcm, srtp.ProtectionProfileAes128CmHmacSha1_80} {
+		t.Run(profile.String(), func(t *testing.T) { testOwnDataPlane(t, profile) })
+	}
+}
+
+func testOwnDataPlane(t *testing.T, profile srtp.ProtectionProfile) {
+	sfu, err := wire.NewSocket(udp(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newVideoUp(t, &keyframeRequests{})
+	var ends []*receiverEnd
+	var pion []*recorder
+	var downs []*DownTrack
+	for i := range 2 {
+		k := testKeys(profile, byte(10*i+1))
+		end := newReceiverEnd(t, k)
+		rec := &recorder{}
+		d := NewDownTrack(up, "r")
+		d.SetLink(NewLink(bwe.DefaultConfig()))
+		d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
+		if _, err := d.Bind(videoContext(webrtc.SSRC(5000+i), webrtc.SSRC(6000+i)).withWriter(rec).withTWCC(3)); err != nil {
+			t.Fatal(err)
+		}
+		up.AddDown(d)
+		ends, pion, downs = append(ends, end), append(pion, rec), append(downs, d)
+	}
+	v := &video{t: t}
+	feed(t, up, v.next(vp8Key, true), t0)
+	delta := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
+	for i := range 5 {
+		feed(t, up, v.next(delta, true), t0.Add(time.Duration(i+1)*33*time.Millisecond))
+	}
+	var seqs [2][]uint16
+	for i, end := range ends {
+		for j := range 6 {
+			p := end.read(t)
+			var h rtp.Header
+			n, err := h.Unmarshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.SSRC != uint32(5000+i) || h.PayloadType != 96 {
+				t.Fatalf("receiver %d packet %d: SSRC %d PT %d", i, j, h.SSRC, h.PayloadType)
+			}
+			if len(h.GetExtension(3)) != 2 {
+				t.Fatalf("receiver %d packet %d carries no transport-wide sequence number", i, j)
+			}
+			want := vp8Key
+			if j > 0 {
+				want = delta
+			}
+			if !bytes.Equal(p[n:], want) {
+				t.Fatalf("receiver %d packet %d: payload differs", i, j)
+			}
+			seqs[i] = append(seqs[i], h.SequenceNumber)
+		}
+		if len(pion[i].packets()) != 0 {
+			t.Fatalf("receiver %d: %d packets went through pion's writer", i, len(pion[i].packets()))
+		}
+	}
+	for i := range seqs {
+		for j := 1; j < len(seqs[i]); j++ {
+			if seqs[i][j] != seqs[i][j-1]+1 {
+				t.Fatalf("receiver %d sequence numbers %v: not continuous", i, seqs[i])
+			}
+		}
+	}
+
+	// A NACK is answered as RTX on the receiver's RTX SSRC, through our socket.
+	d, end := downs[0], ends[0]
+	lost := seqs[0][3]
+	d.HandleRTCP(t0.Add(200*time.Millisecond), []rtcp.Packet{&rtcp.TransportLayerNack{
+		MediaSSRC: 5000, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{lost})}})
+	p := end.read(t)
+	var h rtp.Header
+	n, _ := h.Unmarshal(p)
+	if h.SSRC != 6000 || binary.BigEndian.Uint16(p[n:]) != lost || !bytes.Equal(p[n+2:], delta) {
+		t.Fatalf("NACK answer: SSRC %d, OSN %d (want RTX SSRC 6000, OSN %d)", h.SSRC, binary.BigEndian.Uint16(p[n:]), lost)
+	}
+
+	// Probe padding goes the same way, with its padding intact.
+	b := wire.NewBatch(4)
+	if sent := d.pad(t0.Add(300*time.Millisecond), 1, b); sent == 0 {
+		t.Fatal("no probe padding queued")
+	}
+	b.Flush()
+	p = end.read(t)
+	h = rtp.Header{}
+	if _, err := h.Unmarshal(p); err != nil || !h.Padding || h.SSRC != 5000 || p[len(p)-1] != probePadding {
+		t.Fatalf("probe: padding %v SSRC %d last byte %d", h.Padding, h.SSRC, p[len(p)-1])
+	}
+	if len(pion[0].packets()) != 0 {
+		t.Fatal("retransmission or probe went through pion's writer")
+	}
+}
+
+// Until the connection's keys are exported nothing is sent, and the track is
+// not committed to pion: once they are, it goes the own way.
+func TestPendingRouteHoldsUntilKeyed(t *testing.T) {
+	sfu, _ := wire.NewSocket(udp(t))
+	k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, 1)
+	end := newReceiverEnd(t, k)
+	up := newAudioUp(t)
+	rec := &recorder{}
+	d := NewDownTrack(up, "r")
+	r := &wire.Route{}
+	r.SetDest(wire.NewDest(sfu, addrPort(end.conn)))
+	d.SetRoute(r)
+	if _, err := d.Bind(audioContext(7000).withWriter(rec)); err != nil {
+		t.Fatal(err)
+	}
+	up.AddDown(d)
+	feed(t, up, rtpPacket(t, srcAudioSSRC, srcAudioPT, 1, 960, false, opusFrame), t0)
+	if len(rec.packets()) != 0 {
+		t.Fatal("sent through pion before the keys were known")
+	}
+	r.SetKeys(k)
+	feed(t, up, rtpPacket(t, srcAudioSSRC, srcAudioPT, 2, 1920, false, opusFrame), t0)
+	if p := end.read(t); !bytes.Equal(p[12:], opusFrame) {
+		t.Fatalf("audio payload % x", p[12:])
+	}
+	if len(rec.packets()) != 0 {
+		t.Fatal("sent through pion")
+	}
+}
+
+// A route handed to pion (ICE-TCP, keys not exportable) keeps pion's writer.
+func TestPionRouteUsesPionWriter(t *testing.T) {
+	up := newAudioUp(t)
+	rec := &recorder{}
+	d := NewDownTrack(up, "r")
+	r := &wire.Route{}
+	r.SetKeys(testKeys(srtp.ProtectionProfileAeadAes128Gcm, 1)) // keyed but no UDP pair of ours
+	d.SetRoute(r)
+	if _, err := d.Bind(audioContext(7000).withWriter(rec)); err != nil {
+		t.Fatal(err)
+	}
+	up.AddDown(d)
+	feed(t, up, rtpPacket(t, srcAudioSSRC, srcAudioPT, 1, 960, false, opusFrame), t0)
+	if len(rec.packets()) != 1 {
+		t.Fatalf("%d packets through pion, want 1", len(rec.packets()))
+	}
+}

@@ -1,0 +1,117 @@
+package peer
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/wire"
+)
+
+// Fails loudly when a pion upgrade moves DTLSTransport's conn: the own data
+// plane would otherwise silently fall back to pion for every connection.
+func TestDTLSConnFieldLayout(t *testing.T) {
+	if dtlsConnFieldIndex == nil {
+		t.Fatal("webrtc.DTLSTransport has no field conn *dtls.Conn: update dtlskeys.go for this pion version")
+	}
+	c, err := dtlsConn(&webrtc.DTLSTransport{})
+	if err != nil || c != nil {
+		t.Fatalf("a transport before its handshake: conn %v, err %v", c, err)
+	}
+}
+
+// A connection of the engine, once DTLS is up, gets a route with the keys the
+// peer derived for the opposite direction, and a UDP destination on our socket.
+func TestRouteKeysMatchThePeers(t *testing.T) {
+	e, err := NewEngine(Config{UDPPort: freePort(t), BindIPs: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ours, err := e.NewSubscribePC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ours.Close()
+	route := e.Route(ours)
+	if _, err := ours.AddTransceiverFromKind(webrtc.RTPCodecTypeAudio); err != nil {
+		t.Fatal(err)
+	}
+
+	var s webrtc.SettingEngine
+	s.SetIncludeLoopbackCandidate(true)
+	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	theirs, err := webrtc.NewAPI(webrtc.WithSettingEngine(s)).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer theirs.Close()
+	peerKeys := make(chan wire.Keys, 1)
+	dt := theirs.SCTP().Transport()
+	dt.OnStateChange(func(st webrtc.DTLSTransportState) {
+		if st != webrtc.DTLSTransportStateConnected {
+			return
+		}
+		client, err := dtlsIsClient(dt)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		k, err := exportKeys(dt, client)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		peerKeys <- k
+	})
+
+	offer, err := ours.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(ours)
+	if err := ours.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	if err := theirs.SetRemoteDescription(*ours.LocalDescription()); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := theirs.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered = webrtc.GatheringCompletePromise(theirs)
+	if err := theirs.SetLocalDescription(answer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	if err := ours.SetRemoteDescription(*theirs.LocalDescription()); err != nil {
+		t.Fatal(err)
+	}
+
+	var pk wire.Keys
+	select {
+	case pk = <-peerKeys:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the peer's DTLS did not connect")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	mode, keys := route.Decide()
+	for mode != wire.Own && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		mode, keys = route.Decide()
+	}
+	if mode != wire.Own {
+		t.Fatalf("route mode %v, want own", mode)
+	}
+	if keys.Profile != pk.Profile || !bytes.Equal(keys.LocalKey, pk.RemoteKey) || !bytes.Equal(keys.LocalSalt, pk.RemoteSalt) ||
+		!bytes.Equal(keys.RemoteKey, pk.LocalKey) || !bytes.Equal(keys.RemoteSalt, pk.LocalSalt) {
+		t.Fatal("our exported keys are not the peer's with directions swapped")
+	}
+	if d := route.Dest(); d == nil || d.Addr.Addr().String() != "127.0.0.1" {
+		t.Fatalf("route destination %v, want the peer on 127.0.0.1", d)
+	}
+}

@@ -1,0 +1,100 @@
+package wire
+
+import "sync/atomic"
+
+// SlotSize is the room for one datagram: an MTU-sized packet and its tag.
+const SlotSize = 1500 + Overhead
+
+// Batch gathers protected datagrams for one system call. One goroutine owns a
+// Batch (a stream's reader, a feedback reader, a pacer): it writes packets into
+// Slot, Commits them, and Flushes once its work for the moment is done, with
+// no lock held. A full batch flushes itself.
+//
+// A socket that cannot take more (its send buffer full) drops what is left of
+// the batch for it: a slow path never stalls the owner, and UDP loses packets
+// there anyway.
+type Batch struct {
+	buf   []byte // len(dests) slots of SlotSize
+	lens  []int
+	dests []*Dest
+	n     int
+	sys   batchSys
+	Stats *Counters // optional, shared
+}
+
+// Counters count what batches did; safe to share between batches.
+type Counters struct {
+	Datagrams atomic.Uint64 // handed to the kernel
+	Calls     atomic.Uint64 // system calls
+	Dropped   atomic.Uint64 // refused by the socket (buffer full, unreachable)
+}
+
+// NewBatch returns a batch of up to slots datagrams.
+func NewBatch(slots int) *Batch {
+	slots = max(slots, 1)
+	b := &Batch{buf: make([]byte, slots*SlotSize), lens: make([]int, slots), dests: make([]*Dest, slots)}
+	b.sys.init(b, slots)
+	return b
+}
+
+// Slot is the buffer for the next datagram (length 0, capacity SlotSize; nil
+// when the batch is full: check Free, and Flush with no lock held).
+func (b *Batch) Slot() []byte {
+	if b.n == len(b.dests) {
+		return nil
+	}
+	off := b.n * SlotSize
+	return b.buf[off : off : off+SlotSize]
+}
+
+// Free is the number of datagrams that can still be queued.
+func (b *Batch) Free() int { return len(b.dests) - b.n }
+
+// Commit queues the first n bytes of the last Slot for d.
+func (b *Batch) Commit(n int, d *Dest) {
+	if n <= 0 || n > SlotSize || d == nil || b.n == len(b.dests) {
+		return
+	}
+	b.lens[b.n] = n
+	b.dests[b.n] = d
+	b.n++
+}
+
+// Len is the number of datagrams waiting.
+func (b *Batch) Len() int { return b.n }
+
+// Flush sends every queued datagram, one system call per run of datagrams for
+// the same socket, and reports how many the kernel took.
+func (b *Batch) Flush() int {
+	sent := 0
+	for start := 0; start < b.n; {
+		end := start + 1
+		for end < b.n && b.dests[end].Sock == b.dests[start].Sock {
+			end++
+		}
+		k, calls := b.sys.send(b, start, end)
+		sent += k
+		if b.Stats != nil {
+			b.Stats.Datagrams.Add(uint64(k))
+			b.Stats.Calls.Add(uint64(calls))
+			b.Stats.Dropped.Add(uint64(end - start - k))
+		}
+		start = end
+	}
+	for i := range b.n {
+		b.dests[i] = nil
+	}
+	b.n = 0
+	return sent
+}
+
+// Send queues a copy of p for d and flushes at once: for rare packets outside
+// any batch (tests, one-off sends).
+func (b *Batch) Send(p []byte, d *Dest) int {
+	if b.Free() == 0 {
+		b.Flush()
+	}
+	s := b.Slot()
+	b.Commit(len(append(s, p...)), d)
+	return b.Flush()
+}
