@@ -83,26 +83,37 @@ func TestCompeteDetector(t *testing.T) {
 	}
 }
 
-// The estimator in competitive mode ignores the delay signals: a standing
-// queue does not cut the estimate, and loss between LossLow and LossHigh cuts
-// by β but not below the media the receiver acknowledged.
+// The estimator in competitive mode ignores the delay signals and holds its
+// share on loss: loss between LossLow and LossHigh while it sends well below
+// the estimate does not cut it; near the estimate it cuts by β, but not below
+// the media the receiver acknowledged; loss above LossHigh cuts below that.
 func TestCompetitiveModeHoldsOnLoss(t *testing.T) {
-	e := New(DefaultConfig())
-	e.compete.on = true
-	e.target, e.estimate = 2e6, 2_000_000
-	e.rc.estimate = 2e6
-	for i := 0; i < 20; i++ {
-		e.ackedApp.add(time.Duration(i)*25*ms1, 4687)
+	run := func(ackedBps float64, losses ...float64) float64 {
+		e := New(DefaultConfig())
+		e.compete.on = true
+		e.target, e.estimate = 2e6, 2_000_000
+		e.rc.estimate = 2e6
+		for i := 0; i < 20; i++ {
+			e.ackedApp.add(time.Duration(i)*25*ms1, int(ackedBps/8/40))
+		}
+		for i, f := range losses {
+			e.onLoss(500*ms1+time.Duration(i)*time.Second, f)
+		}
+		if e.usage() != Normal {
+			t.Errorf("usage %v in competitive mode, want normal", e.usage())
+		}
+		return e.target
 	}
-	e.onLoss(500*ms1, 0.05)
-	if e.target != 1.7e6 {
-		t.Errorf("5 %% loss: target %.0f, want β × 2 Mb/s = 1.7 Mb/s", e.target)
+	if got := run(1e6, 0.05); got != 2e6 {
+		t.Errorf("5 %% loss sending 1 Mb/s of a 2 Mb/s estimate: target %.0f, want held at 2 Mb/s", got)
 	}
-	e.onLoss(2*time.Second, 0.05)
-	if e.target < 1.4e6 || e.target >= 1.7e6 {
-		t.Errorf("second 5 %% loss: target %.0f, want cut but not below the ~1.5 Mb/s acknowledged", e.target)
+	if got := run(1.9e6, 0.05); got < 1.89e6 || got > 1.91e6 {
+		t.Errorf("5 %% loss sending 1.9 Mb/s: target %.0f, want cut by β but not below the 1.9 Mb/s acknowledged", got)
 	}
-	if e.usage() != Normal {
-		t.Errorf("usage %v in competitive mode, want normal", e.usage())
+	if got := run(1.9e6, 0.05, 0.05, 0.05); got < 1.89e6 || got > 1.91e6 {
+		t.Errorf("three 5 %% loss windows sending 1.9 Mb/s: target %.0f, want held at the 1.9 Mb/s acknowledged", got)
+	}
+	if got := run(1.9e6, 0.20); got > 1.81e6 {
+		t.Errorf("20 %% loss: target %.0f, want the loss cut, 1 − 0.2/2 of 2 Mb/s", got)
 	}
 }

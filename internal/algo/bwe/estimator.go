@@ -188,7 +188,14 @@ func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
 	standing := r.haveOWD && e.queue.observe(t, r.minOWD)
 	if r.haveOWD && !e.cfg.DelayOnly {
 		send := e.media.rateAt(t, competeSendWin)
+		was := e.compete.on
 		e.compete.observe(t, r.minOWD, send)
+		if was && !e.compete.on {
+			// Back to delay mode: the losses counted were the others'
+			// overflow, which has drained; holding or cutting on them
+			// would slow the climb back (and stop probes).
+			e.lossState, e.loss = lossGrow, lossWindow{}
+		}
 		if e.compete.ready(t, send) && e.delivered() >= competeDelivered {
 			e.compete.enter(t)
 			// Competitive mode: grow multiplicatively, as far from
@@ -314,7 +321,7 @@ func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 		app = acked
 	}
 	if e.compete.on {
-		app = math.Inf(1) // grow beyond what we send: see compete.go
+		app = math.Max(app, e.target) // grow beyond what we send: see compete.go
 	}
 	if usage == Overuse && !e.overOn {
 		e.overOn, e.overSince = true, t

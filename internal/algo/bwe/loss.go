@@ -48,11 +48,19 @@ func (e *Estimator) onLoss(t time.Duration, f float64) {
 		// up the headroom above what we send (β × the estimate), but not
 		// what the path delivers of our media: that is the share we hold.
 		// Loss above LossHigh cuts below it (the case below).
+		// While we send well below the estimate (application-limited,
+		// under β × it), the loss is the others' overflow, not our
+		// headroom's: hold without a cut, so that the estimate can still
+		// reach the next layer between the overflows.
 		e.lossState = lossHold
+		r, ok := e.ackedApp.rate(e.cfg.AckedWindow)
+		before := float64(e.estimate)
+		if ok && r < e.cfg.Beta*math.Min(e.target, before) {
+			return
+		}
 		if !e.lossCutOnce || t-e.lastLossCut >= e.rtt+300*time.Millisecond {
-			before := float64(e.estimate)
 			cut := math.Min(e.target, before) * e.cfg.Beta
-			if r, ok := e.ackedApp.rate(e.cfg.AckedWindow); ok {
+			if ok {
 				cut = math.Max(cut, math.Min(r, e.target))
 			}
 			e.target = cut
