@@ -87,8 +87,8 @@ test-shaped: web
 # cannot rot: the forwarding benchmark's parseable last line, and a tiny Last N
 # reproduction. Full runs and their results: docs/performance.md, docs/lastn.md.
 bench-short: build
-	./$(BIN) bench forward --scenario meeting-8 --warmup 2s --duration 3s --quiet --require-scenario=false > bin/bench-forward.out
-	tail -n 1 bin/bench-forward.out | grep -E '^scenario=meeting-8 .*cpu_us_per_pkt=[0-9.]+ .*pkts_per_s=[0-9]+ .*p99_latency_us=[0-9]+ allocs_per_pkt=[0-9.]+ .*streams_held=[0-9]+/112 .*scenario_held=(true|false)'
+	./$(BIN) bench forward --scenario meeting-8 --warmup 2s --duration 3s --floor-duration 1s --quiet --require-scenario=false > bin/bench-forward.out
+	tail -n 1 bin/bench-forward.out | grep -E '^scenario=meeting-8 .*cpu_us_per_pkt=[0-9.]+ .*pkts_per_s=[0-9]+ .*p99_latency_us=[0-9]+ allocs_per_pkt=[0-9.]+ .*streams_held=[0-9]+/112 .*scenario_held=(true|false) x_floor=[0-9.]+ floor_us_per_pkt=[0-9.]+ '
 	./$(BIN) bench lastn --k 3 --n -1,1 --pausing-k 3 --pausing-n -1,1 --warmup 1s --duration 2s --out bin/bench-lastn > /dev/null
 	test -s bin/bench-lastn/lastn.csv && test -s bin/bench-lastn/lastn-outbound.svg
 

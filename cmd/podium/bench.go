@@ -24,6 +24,9 @@ Usage:
   podium bench forward [flags]   forwarding cost on a standard scenario, checked to hold; the
                                  last line of output is key=value figures (cpu_us_per_pkt=…
                                  pkts_per_s=… scenario_held=… …)
+  podium bench floor [flags]     the scenario's floor: its egress pattern replayed by a minimal
+                                 forwarder (recvmmsg, AES-128-GCM, UDP GSO, sendmmsg); bench
+                                 forward measures it too and prints x_floor
   podium bench lastn [flags]     the Last N paper's experiments: CSV, SVG plots, markdown summary
 
 The server runs as a child process (this binary, "podium bench sfu") on loopback with
@@ -34,7 +37,7 @@ docs/lastn.md have the results and the commands that made them.
 func benchCommand(args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, benchUsage)
-		return errors.New("bench: which one? forward or lastn")
+		return errors.New("bench: which one? forward, floor or lastn")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -43,13 +46,17 @@ func benchCommand(args []string) error {
 		return benchForward(ctx, args[1:])
 	case "lastn":
 		return benchLastN(ctx, args[1:])
+	case "floor":
+		return benchFloor(ctx, args[1:])
 	case "sfu": // the child server; see bench.ChildMain
 		return bench.ChildMain(args[1:], os.Stdin, os.Stdout)
+	case "floorfwd": // the floor's forwarder child; see bench.FloorChildMain
+		return bench.FloorChildMain(os.Stdin, os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Print(benchUsage)
 		return nil
 	}
-	return fmt.Errorf("bench: unknown benchmark %q (forward or lastn)", args[0])
+	return fmt.Errorf("bench: unknown benchmark %q (forward, floor or lastn)", args[0])
 }
 
 func benchForward(ctx context.Context, args []string) error {
@@ -63,6 +70,8 @@ func benchForward(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	require := fs.Bool("require-scenario", true, "exit non-zero when the scenario did not hold (a receiver off its expected encoding "+
 		"more than 10 % of the window, forwarded rates off nominal by more than 15 %); false only for smoke runs too short to settle")
+	fs.DurationVar(&o.FloorDuration, "floor-duration", 20*time.Second, "measured window of the scenario's floor, run after the SFU "+
+		"with the same kind of receivers (0: no floor, no x_floor)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -95,6 +104,30 @@ func benchForward(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
+}
+
+func benchFloor(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench floor", flag.ContinueOnError)
+	o := bench.FloorOptions{}
+	fs.StringVar(&o.Scenario, "scenario", load.Meeting8, "standard scenario: "+strings.Join(load.Scenarios(), ", "))
+	fs.DurationVar(&o.Duration, "duration", 20*time.Second, "measured window")
+	fs.DurationVar(&o.Warmup, "warmup", 2*time.Second, "time before measuring")
+	fs.IntVar(&o.Procs, "procs", 1, "the forwarder's GOMAXPROCS")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	o.Progress = os.Stderr
+	res, err := bench.Floor(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Print(res.Summary())
+	fmt.Printf("scenario=%s duration_s=%.0f %s\n", res.Scenario, res.Window.Seconds(), res.Line())
+	return nil
 }
 
 func benchLastN(ctx context.Context, args []string) error {

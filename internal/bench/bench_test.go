@@ -12,6 +12,13 @@ import (
 // The test binary doubles as the server child: StartSFU runs it again with
 // PODIUM_BENCH_CHILD set, and TestMain then serves instead of testing.
 func TestMain(m *testing.M) {
+	if os.Getenv("PODIUM_BENCH_CHILD") == "floor" {
+		if err := FloorChildMain(os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString("floor child: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("PODIUM_BENCH_CHILD") == "1" {
 		if err := ChildMain(os.Args[1:], os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString("bench child: " + err.Error() + "\n")
@@ -20,6 +27,12 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+func floorChildCommand() *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PODIUM_BENCH_CHILD=floor")
+	return cmd
 }
 
 func childCommand(args []string) *exec.Cmd {

@@ -30,6 +30,11 @@ type ForwardOptions struct {
 	// NoFeedback makes the receivers send no congestion control feedback
 	// (load.Config.NoFeedback): the scenario then cannot hold.
 	NoFeedback bool
+	// FloorDuration, when positive, measures the scenario's floor (Floor)
+	// after the SFU run, for this long after a short warm-up, with the same
+	// kind of receivers; the result then has x_floor.
+	FloorDuration time.Duration
+	FloorCommand  FloorCommand // nil: this executable's `bench floorfwd`
 }
 
 // ForwardResult are the figures of one forwarding benchmark.
@@ -64,6 +69,11 @@ type ForwardResult struct {
 	// forwarded rates near nominal).
 	Nominal Rates
 	Verdict Verdict
+
+	// Floor is the scenario's floor measured in the same run (zero when not
+	// measured); XFloor is CPUMicros over the floor's.
+	Floor  FloorResult
+	XFloor float64
 }
 
 // Line is the result as one stable, parseable line of key=value pairs.
@@ -77,7 +87,8 @@ func (r ForwardResult) Line() string {
 		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), r.GCs,
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
-		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK())
+		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
+		fmt.Sprintf(" x_floor=%.2f %s", r.XFloor, r.Floor.Line())
 }
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
@@ -107,6 +118,10 @@ func (r ForwardResult) Summary() string {
 		float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20), r.RSSPerParticipant/(1<<20))
 	fmt.Fprintf(&b, "load generator       %.1f %% of a core\n", r.LoadCPUPercent)
 	b.WriteString(indent(r.Load.Summary(), "  "))
+	if r.Floor.Forwarded > 0 {
+		b.WriteString(r.Floor.Summary())
+		fmt.Fprintf(&b, "x_floor              %.2f (SFU CPU per forwarded packet over the floor's, same run)\n", r.XFloor)
+	}
 	return b.String()
 }
 
@@ -187,6 +202,9 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 		}
 	}
 	loadB := run.Totals()
+	// The SFU and the participants stop before the floor runs.
+	run.Close()
+	sfu.Close()
 	res.Load = load.Between(run.Started(), loadA, loadB)
 	res.fill(a, b)
 	if d := selfB.At.Sub(selfA.At); d > 0 {
@@ -202,6 +220,21 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	}
 	res.Nominal = Rates{PacketsPerS: pps, BitsPerS: bps}
 	res.Verdict = Verify(sc.Expected(), &tally, res.Nominal, Rates{PacketsPerS: res.PacketsPerS, BitsPerS: res.MbitPerS * 1e6})
+	if o.FloorDuration > 0 {
+		progress(o.Progress, "the floor: replaying %s's egress pattern for %v\n", sc.Name, o.FloorDuration)
+		warmup := floorWarmup
+		if o.FloorDuration < 2*floorWarmup { // a smoke run
+			warmup = o.FloorDuration / 4
+		}
+		res.Floor, err = Floor(ctx, FloorOptions{Custom: &sc, Warmup: warmup, Duration: o.FloorDuration,
+			Command: o.FloorCommand, Seed: o.Seed})
+		if err != nil {
+			return res, fmt.Errorf("the floor: %w", err)
+		}
+		if res.Floor.CPUMicros > 0 {
+			res.XFloor = res.CPUMicros / res.Floor.CPUMicros
+		}
+	}
 	if !res.Verdict.OK() {
 		return res, &ScenarioError{Verdict: res.Verdict}
 	}
@@ -213,6 +246,9 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 type ScenarioError struct{ Verdict Verdict }
 
 func (e *ScenarioError) Error() string { return e.Verdict.Error() }
+
+// floorWarmup is the floor's warm-up: it has no estimate to ramp.
+const floorWarmup = 2 * time.Second
 
 // sampleEvery is how often the receptions are sampled in the measured window.
 const sampleEvery = 100 * time.Millisecond

@@ -47,7 +47,7 @@ func TestForwardBenchShort(t *testing.T) {
 			res, err := Forward(ctx, ForwardOptions{
 				Scenario: name, Warmup: 2 * time.Second, Duration: 3 * time.Second,
 				Command: childCommand, Progress: testWriter{t}, Seed: 1,
-				CPUProfile: profile,
+				CPUProfile: profile, FloorDuration: time.Second, FloorCommand: floorChildCommand,
 			})
 			// Seconds are too short for the estimate to settle on a busy
 			// machine: the scenario may not hold, the figures must be there.
@@ -57,7 +57,8 @@ func TestForwardBenchShort(t *testing.T) {
 			}
 			t.Logf("\n%s%s\n%v", res.Summary(), res.Line(), err)
 			kv := parseLine(t, res.Line())
-			for _, k := range []string{"cpu_us_per_pkt", "pkts_per_s", "p99_latency_us", "allocs_per_pkt", "gc_pause_max_us", "rss_mb"} {
+			for _, k := range []string{"cpu_us_per_pkt", "user_us_per_pkt", "sys_us_per_pkt", "pkts_per_s", "p99_latency_us", "allocs_per_pkt",
+				"gc_pause_max_us", "rss_mb", "floor_us_per_pkt", "x_floor", "nominal_pkts_per_s"} {
 				if _, err := strconv.ParseFloat(kv[k], 64); err != nil {
 					t.Errorf("%s=%q in the last line", k, kv[k])
 				}
@@ -65,7 +66,7 @@ func TestForwardBenchShort(t *testing.T) {
 			if kv["scenario"] != name {
 				t.Errorf("scenario=%q", kv["scenario"])
 			}
-			if res.PacketsPerS <= 0 || res.CPUMicros <= 0 || res.LatencySamples == 0 || res.RSS == 0 {
+			if res.PacketsPerS <= 0 || res.CPUMicros <= 0 || res.LatencySamples == 0 || res.RSS == 0 || res.Floor.CPUMicros <= 0 || res.XFloor <= 0 {
 				t.Errorf("empty figures: %+v", res)
 			}
 			if err := checkServerProfile(profile); err != nil {

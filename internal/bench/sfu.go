@@ -36,6 +36,8 @@ type SFU struct {
 	out    *bufio.Scanner
 	mu     sync.Mutex // one command at a time
 	waited chan error
+
+	closeOnce sync.Once
 }
 
 // StartSFU starts the child server on loopback with free ports, plus extra flags.
@@ -148,13 +150,16 @@ func (s *SFU) StopProfile() error { return s.command("stopprofile", nil) }
 // HeapProfile writes a heap profile of the server into path.
 func (s *SFU) HeapProfile(path string) error { return s.command("heapprofile "+path, nil) }
 
-// Close stops the server and waits for it (killing it after 10 s).
+// Close stops the server and waits for it (killing it after 10 s); later
+// calls do nothing.
 func (s *SFU) Close() {
-	_ = s.in.Close()
-	select {
-	case <-s.waited:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.waited
-	}
+	s.closeOnce.Do(func() {
+		_ = s.in.Close()
+		select {
+		case <-s.waited:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.waited
+		}
+	})
 }

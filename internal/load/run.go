@@ -61,6 +61,8 @@ type Run struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	closeOnce sync.Once
+
 	speakers []*participant // the participants with audio, in spec order
 	speech   Speech
 
@@ -181,13 +183,15 @@ func (r *Run) Send(typ string, body any) error {
 	return errNotConnected
 }
 
-// Close leaves and stops everything.
+// Close leaves and stops everything; later calls do nothing.
 func (r *Run) Close() {
-	r.cancel()
-	r.wg.Wait()
-	for _, p := range r.parts {
-		p.stop()
-	}
+	r.closeOnce.Do(func() {
+		r.cancel()
+		r.wg.Wait()
+		for _, p := range r.parts {
+			p.stop()
+		}
+	})
 }
 
 func (r *Run) register(id string, p *participant) { r.byID.Store(id, p) }

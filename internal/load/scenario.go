@@ -243,3 +243,18 @@ func Packets(n int) []int {
 	}
 	return out
 }
+
+// VideoClip is the clip this participant sends as its encoding of the given
+// frame height (nil when it sends none).
+func (s ParticipantSpec) VideoClip(height int) (*clip.Video, error) {
+	cfg, err := s.sourceConfig(false)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Video {
+		if c.Height == height {
+			return c, nil
+		}
+	}
+	return nil, nil
+}
