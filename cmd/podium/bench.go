@@ -72,6 +72,8 @@ func benchForward(ctx context.Context, args []string) error {
 		"more than 10 % of the window, forwarded rates off nominal by more than 15 %); false only for smoke runs too short to settle")
 	fs.DurationVar(&o.FloorDuration, "floor-duration", 20*time.Second, "measured window of the scenario's floor, run after the SFU "+
 		"with the same kind of receivers (0: no floor, no x_floor)")
+	saturate := fs.Int("saturate", 0, "saturation run: raise the load one more copy of the scenario (in a room of its own) per step, "+
+		"up to this many, until receivers lose ≥ 0.5 % or the scenario stops holding; report the highest packets/s held and its x_floor")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -90,6 +92,9 @@ func benchForward(ctx context.Context, args []string) error {
 			}
 		}
 	}
+	if *saturate > 0 {
+		return benchSaturate(ctx, o, *saturate)
+	}
 	res, err := bench.Forward(ctx, o)
 	var held *bench.ScenarioError
 	if err != nil && !errors.As(err, &held) {
@@ -102,6 +107,20 @@ func benchForward(ctx context.Context, args []string) error {
 	if held != nil && !*require {
 		fmt.Fprintln(os.Stderr, "podium bench forward:", err)
 		return nil
+	}
+	return err
+}
+
+func benchSaturate(ctx context.Context, o bench.ForwardOptions, maxCopies int) error {
+	steps, err := bench.Saturate(ctx, o, maxCopies, func(s bench.SaturationStep) {
+		state := "held"
+		if !s.Held {
+			state = "NOT held: " + s.Why
+		}
+		fmt.Printf("copies=%d %s\n  %s\n", s.Copies, state, s.Result.Line())
+	})
+	if len(steps) > 0 {
+		fmt.Println(bench.SaturationLine(o.Scenario, steps))
 	}
 	return err
 }

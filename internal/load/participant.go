@@ -109,7 +109,7 @@ func (p *participant) loop(ctx context.Context) {
 func (p *participant) dial(ctx context.Context, resume *signal.Resume) (*client.Client, *pubConn, error) {
 	var pub *pubConn
 	opts := client.Options{
-		URL: p.run.cfg.URL, Room: p.run.cfg.Room, Name: p.spec.Name, Token: p.run.cfg.Token,
+		URL: p.run.cfg.URL, Room: p.run.cfg.Room + p.spec.Room, Name: p.spec.Name, Token: p.run.cfg.Token,
 		Resume: resume, OnTrack: p.recv.onTrack, OnMessage: p.onMessage, API: p.run.api,
 	}
 	if p.snd != nil {

@@ -35,6 +35,9 @@ type ParticipantSpec struct {
 	// for VideoSingle, three for VideoSimulcast.
 	Clips []string
 	View  View
+	// Room, when set, is appended to the run's room name: the participant
+	// joins that room (Replicate's copies of a scenario).
+	Room string
 }
 
 func (s ParticipantSpec) sourceConfig(dtx bool) (sourceConfig, error) {
@@ -137,6 +140,25 @@ func Group(prefix string, n int, spec ParticipantSpec) []ParticipantSpec {
 	return out
 }
 
+// Replicate is k copies of a scenario, each in its own room (the run's room
+// name with "-1" … "-k" appended), participants renamed NAME.1 … NAME.k: a
+// load k times the scenario's, whose figures per packet stay comparable.
+func Replicate(s Scenario, k int) Scenario {
+	if k <= 1 {
+		return s
+	}
+	out := Scenario{Name: fmt.Sprintf("%s-x%d", s.Name, k), Speech: s.Speech, DTX: s.DTX}
+	for i := 1; i <= k; i++ {
+		for _, p := range s.Participants {
+			p.Clips = slices.Clone(p.Clips)
+			p.Name = fmt.Sprintf("%s.%d", p.Name, i)
+			p.Room = fmt.Sprintf("%s-%d", p.Room, i)
+			out.Participants = append(out.Participants, p)
+		}
+	}
+	return out
+}
+
 // Expectation is what a scenario promises one receiver from one source: a
 // stream of that kind, and for video the encoding of that frame height.
 type Expectation struct {
@@ -153,7 +175,7 @@ func (s Scenario) Expected() []Expectation {
 	var out []Expectation
 	for _, r := range s.Participants {
 		for _, src := range s.Participants {
-			if src.Name == r.Name {
+			if src.Name == r.Name || src.Room != r.Room {
 				continue
 			}
 			if src.Audio {
