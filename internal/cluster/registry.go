@@ -1,0 +1,134 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Load is what a node reports of its work.
+type Load struct {
+	// CPU is the process's share of the machine over the last heartbeat (0..1).
+	CPU float64 `json:"cpu"`
+	// BitrateBps is what the node forwarded over the last heartbeat, bits/s.
+	BitrateBps int64 `json:"bitrateBps"`
+	// Participants and Rooms served here now.
+	Participants int `json:"participants"`
+	Rooms        int `json:"rooms"`
+	// Draining: the node takes no new participants.
+	Draining bool `json:"draining,omitempty"`
+}
+
+// NodeInfo is a node's registry entry.
+type NodeInfo struct {
+	ID        string `json:"id"`
+	Region    string `json:"region"`
+	URL       string `json:"url"`
+	RelayPort int    `json:"relayPort,omitempty"`
+	Load      Load   `json:"load"`
+	// Started is when the node started (Unix ms), to tell restarts apart.
+	Started int64 `json:"started"`
+	// Healthy is set by Nodes: a heartbeat arrived within the TTL.
+	Healthy bool `json:"healthy"`
+}
+
+func (n *Node) self() NodeInfo {
+	return NodeInfo{ID: n.cfg.NodeID, Region: n.cfg.Region, URL: n.cfg.URL, RelayPort: n.cfg.RelayPort}
+}
+
+// putSelf writes this node's entry with its current load.
+func (n *Node) putSelf(ctx context.Context, kv jetstream.KeyValue) error {
+	info := n.self()
+	info.Load = n.src.Load()
+	info.Started = started.UnixMilli()
+	b, _ := json.Marshal(info)
+	_, err := kv.Put(ctx, n.cfg.NodeID, b)
+	return err
+}
+
+var started = time.Now()
+
+// heartbeat refreshes this node's entry and its rooms' entries.
+func (n *Node) heartbeat() {
+	n.mu.Lock()
+	kv := n.kvNodes
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.Heartbeat)
+	defer cancel()
+	if err := n.putSelf(ctx, kv); err != nil && n.ctx.Err() == nil {
+		n.log.Warn("cluster: heartbeat", "err", err)
+	}
+	n.refreshRooms(ctx, n.src.Rooms(), time.Now())
+}
+
+// Touch asks for the registry and directory entries to be written now rather
+// than at the next heartbeat (a room opened or closed here).
+func (n *Node) Touch() {
+	select {
+	case n.touch <- struct{}{}:
+	default:
+	}
+}
+
+// watchNodes keeps the local view of the registry.
+func (n *Node) watchNodes(w jetstream.KeyWatcher) {
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil { // initial values done
+				continue
+			}
+			n.mu.Lock()
+			if e.Operation() != jetstream.KeyValuePut {
+				delete(n.nodes, e.Key())
+			} else {
+				var info NodeInfo
+				if json.Unmarshal(e.Value(), &info) == nil && info.ID == e.Key() {
+					n.nodes[info.ID] = seenNode{info: info, seen: time.Now()}
+				}
+			}
+			n.mu.Unlock()
+		}
+	}
+}
+
+// Nodes is the registry as this node sees it at now, sorted by id: every node
+// whose heartbeat arrived within the TTL is Healthy. Before the registry is
+// bound, it holds this node alone.
+func (n *Node) Nodes(now time.Time) []NodeInfo {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]NodeInfo, 0, len(n.nodes)+1)
+	if _, ok := n.nodes[n.cfg.NodeID]; !ok {
+		self := n.self()
+		self.Healthy = true
+		out = append(out, self)
+	}
+	for _, s := range n.nodes {
+		info := s.info
+		info.Healthy = now.Sub(s.seen) <= n.cfg.TTL || info.ID == n.cfg.NodeID
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// HealthyNodes counts the healthy nodes at now.
+func (n *Node) HealthyNodes(now time.Time) int {
+	c := 0
+	for _, info := range n.Nodes(now) {
+		if info.Healthy {
+			c++
+		}
+	}
+	return c
+}
