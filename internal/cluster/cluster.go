@@ -85,13 +85,13 @@ const roomRefresh = 20 * time.Second
 
 // Node is this process's membership of the cluster.
 type Node struct {
-	cfg  Config
-	log  *slog.Logger
-	src  Source
-	touch chan struct{} // asks for an early heartbeat
-	ns   *natsserver.Server // nil with an external NATS
-	nc   *nats.Conn
-	dir  string // JetStream store directory we made (removed on Close)
+	cfg   Config
+	log   *slog.Logger
+	src   Source
+	touch chan struct{}      // asks for an early heartbeat
+	ns    *natsserver.Server // nil with an external NATS
+	nc    *nats.Conn
+	dir   string // JetStream store directory we made (removed on Close)
 
 	ready  chan struct{} // closed once the buckets are bound
 	ctx    context.Context

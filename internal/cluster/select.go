@@ -17,7 +17,7 @@ const (
 	// Algorithm 3, a conference that has bridges: one of them in the
 	// participant's region; else the least loaded in the region (a split);
 	// else the least loaded anywhere.
-	ReasonConferenceInRegion Reason = "conference-bridge-in-region"
+	ReasonConferenceInRegion  Reason = "conference-bridge-in-region"
 	ReasonLeastLoadedInRegion Reason = "least-loaded-in-region"
 	ReasonLeastLoaded         Reason = "least-loaded"
 	// With measured RTTs: the first participant goes to the nearest node (load
