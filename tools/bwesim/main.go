@@ -1,6 +1,8 @@
 // Command bwesim runs the bandwidth estimation and allocation scenarios of
 // internal/algo/bwe/sim, prints their figures as a Markdown table and writes
-// one SVG plot per scenario.
+// one SVG plot per scenario; then the same for the scenarios with competing
+// CUBIC flows, in competitive mode and in delay mode alone (plots
+// <name>-delayonly.svg).
 //
 //	go run ./tools/bwesim -out docs/bwe
 package main
@@ -10,8 +12,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/podium-sfu/podium/internal/algo/bwe"
 	"github.com/podium-sfu/podium/internal/algo/bwe/sim"
 )
 
@@ -48,6 +52,100 @@ func main() {
 			fmt.Printf("| %s | %s | %s | %s |\n", sc.Name, f.name, f.format(f.value(&runs[0])), f.format(worst))
 		}
 	}
+	competition(*out, *seeds)
+}
+
+// competition prints, for each scenario with competing flows, each phase's
+// mean media and TCP rates and the p95 queue, averaged over the seeds, in
+// competitive mode and in delay mode alone, and the time back on the top
+// layer after the last flow stops (worst seed).
+func competition(out string, seeds int) {
+	fmt.Println()
+	fmt.Println("| scenario | mode | phase | media delivered | TCP goodput | p95 queue | top layer | back on top after the flows (worst) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, base := range []sim.Scenario{sim.TCPOne(), sim.TCPTen(), sim.TCPStaggered(), sim.TCPOnOff(), sim.Alone4M()} {
+		for _, delayOnly := range []bool{false, true} {
+			sc, mode := base, "competitive"
+			if delayOnly {
+				c := bwe.DefaultConfig()
+				c.DelayOnly = true
+				sc.BWE, mode = &c, "delay only"
+			}
+			var runs []sim.Result
+			for seed := int64(1); seed <= int64(seeds); seed++ {
+				x := sc
+				x.Seed = base.Seed + seed - 1
+				runs = append(runs, sim.Run(x))
+			}
+			if out != "" {
+				name := sc.Name
+				if delayOnly {
+					name += "-delayonly"
+				}
+				if err := os.WriteFile(filepath.Join(out, name+".svg"), runs[0].SVG(), 0o644); err != nil {
+					fail(err)
+				}
+			}
+			last := time.Duration(0)
+			for _, f := range sc.TCP {
+				last = max(last, f.Stop)
+			}
+			back := "—"
+			if last > 0 {
+				worst := 0.0
+				for i := range runs {
+					d, ok := runs[i].Reaches(0, last, sim.TopLevel)
+					worst = (figure{higher: true}).worse(worst, secs(d, ok))
+				}
+				back = (figure{unit: "s"}).format(worst)
+			}
+			for _, ph := range phases(sc) {
+				var media, tcp, q, onTop float64
+				for i := range runs {
+					r := &runs[i]
+					media += r.Mean(ph.from, ph.to, func(x sim.Sample) float64 { return float64(x.Media) })
+					tcp += r.Mean(ph.from, ph.to, func(x sim.Sample) float64 { return float64(x.TCP) })
+					q += p95(r, ph.from, ph.to).Seconds() * 1000
+					onTop += pct(r, ph.from, ph.to, top)
+				}
+				n := float64(len(runs))
+				fmt.Printf("| %s | %s | %s | %.0f kb/s | %.0f kb/s | %.0f ms | %.0f %% | %s |\n",
+					sc.Name, mode, ph.name, media/n/1000, tcp/n/1000, q/n, onTop/n, back)
+			}
+		}
+	}
+}
+
+type phase struct {
+	name     string
+	from, to time.Duration
+}
+
+// phases: before the first flow, with flows (from 10 s after the first starts
+// to the last stop), after.
+func phases(sc sim.Scenario) []phase {
+	if len(sc.TCP) == 0 {
+		return []phase{{"alone, 10 s on", 10 * s, sc.Duration}}
+	}
+	first, last := sc.Duration, time.Duration(0)
+	for _, f := range sc.TCP {
+		first, last = min(first, f.Start), max(last, f.Stop)
+	}
+	return []phase{{"before", 5 * s, first}, {"with TCP", first + 10*s, last}, {"after, 10 s on", last + 10*s, sc.Duration}}
+}
+
+func p95(r *sim.Result, from, to time.Duration) time.Duration {
+	var qs []time.Duration
+	for _, x := range r.Samples {
+		if x.T >= from && x.T < to {
+			qs = append(qs, x.Queue)
+		}
+	}
+	if len(qs) == 0 {
+		return 0
+	}
+	slices.Sort(qs)
+	return qs[len(qs)*95/100]
 }
 
 func fail(err error) {

@@ -69,8 +69,17 @@ func (r *Result) SVG() []byte {
 	line("#1f5fbf", 2, "", func(s Sample) int { return s.Estimate })
 
 	legend := []struct{ color, name string }{{"#888", "capacity"}, {"#1f5fbf", "estimate"}, {"#f5a623", "sent (incl. probes)"}}
+	if len(r.Scenario.TCP) > 0 {
+		// Beside competing flows: what each side got through.
+		line("#27ae60", 2, "", func(s Sample) int { return s.Media })
+		line("#c0392b", 1.5, "", func(s Sample) int { return s.TCP })
+		legend = append(legend, struct{ color, name string }{"#27ae60", "media delivered"}, struct{ color, name string }{"#c0392b", "TCP goodput"})
+	}
 	for i, l := range legend {
 		lx := left + 200 + i*130
+		if len(legend) > 3 {
+			lx = left + 90 + i*128
+		}
 		fmt.Fprintf(&b, `<line x1="%d" y1="12" x2="%d" y2="12" stroke="%s" stroke-width="2"/><text x="%d" y="16">%s</text>`+"\n",
 			lx, lx+20, l.color, lx+24, l.name)
 	}
