@@ -14,7 +14,38 @@ import (
 // ReadFeedback drains the receiver's RTCP for this track until read fails (the
 // sender was removed or the connection closed). Pion's RTPSender.Read fits read.
 func (d *DownTrack) ReadFeedback(read func([]byte) (int, error)) {
-	readRTCP(read, func(pkts []rtcp.Packet) { d.HandleRTCP(time.Now(), pkts) })
+	buf := make([]byte, 1500)
+	for {
+		n, err := read(buf)
+		if err != nil {
+			return
+		}
+		d.handleCompound(time.Now(), buf[:n])
+	}
+}
+
+// handleCompound splits a compound RTCP packet: transport-wide feedback goes
+// to the Link decoded in place (parseTransportCC, no allocation), the rest
+// through pion's decoder to HandleRTCP. Packets that do not parse are skipped
+// (they come from the network).
+func (d *DownTrack) handleCompound(now time.Time, b []byte) {
+	for len(b) >= 4 {
+		size := 4 * (int(binary.BigEndian.Uint16(b[2:])) + 1)
+		if size > len(b) {
+			return
+		}
+		p := b[:size]
+		b = b[size:]
+		if isTransportCC(p) {
+			if l := d.link.Load(); l != nil {
+				l.handleTransportCC(now, p)
+			}
+			continue
+		}
+		if pkts, err := rtcp.Unmarshal(p); err == nil {
+			d.HandleRTCP(now, pkts)
+		}
+	}
 }
 
 // readRTCP hands each compound RTCP packet read to handle until read fails;

@@ -203,6 +203,20 @@ func (l *Link) handleRTCP(now time.Time, p rtcp.Packet) {
 	}
 }
 
+// handleTransportCC takes one transport-wide feedback packet, still encoded.
+func (l *Link) handleTransportCC(now time.Time, b []byte) {
+	l.mu.Lock()
+	if err := parseTransportCC(b, &l.fb); err != nil {
+		l.mu.Unlock()
+		l.stats.malformed.Add(1)
+		return
+	}
+	l.est.OnFeedback(now, l.fb)
+	l.publishLocked()
+	l.mu.Unlock()
+	l.stats.feedbacks.Add(1)
+}
+
 // retransmitWindow is how old a packet may be and still be resent, and how
 // soon after its last send a NACK for it is ignored (one RTT: the receiver
 // cannot have seen that copy yet).
