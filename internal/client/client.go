@@ -46,6 +46,9 @@ type Options struct {
 	// API builds the peer connections; nil means pion's default interceptors and
 	// UDP over IPv4 with loopback candidates.
 	API *webrtc.API
+	// RelayOnly makes the connections use relay candidates only, through the
+	// TURN servers of welcome (iceTransportPolicy relay); they open at welcome.
+	RelayOnly bool
 }
 
 // Publisher is media a client publishes in place of its synthetic audio and video.
@@ -144,9 +147,11 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	if opts.Publish && opts.Media == nil { // before the reader starts, which reads it
 		c.media = &Media{keyframe: make(chan struct{}, 1), done: make(chan struct{})}
 	}
-	if err := c.openPeerConnections(); err != nil {
-		c.Close()
-		return nil, err
+	if !opts.RelayOnly {
+		if err := c.openPeerConnections(webrtc.Configuration{}); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.readLoop() }()
@@ -197,7 +202,7 @@ func newAPI() (*webrtc.API, error) {
 	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(r), webrtc.WithSettingEngine(s)), nil
 }
 
-func (c *Client) openPeerConnections() error {
+func (c *Client) openPeerConnections(cfg webrtc.Configuration) error {
 	api := c.opts.API
 	if api == nil {
 		var err error
@@ -206,10 +211,10 @@ func (c *Client) openPeerConnections() error {
 		}
 	}
 	var err error
-	if c.pub, err = api.NewPeerConnection(webrtc.Configuration{}); err != nil {
+	if c.pub, err = api.NewPeerConnection(cfg); err != nil {
 		return err
 	}
-	if c.sub, err = api.NewPeerConnection(webrtc.Configuration{}); err != nil {
+	if c.sub, err = api.NewPeerConnection(cfg); err != nil {
 		return err
 	}
 	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: c.pub, signal.PCSubscribe: c.sub} {
@@ -361,6 +366,12 @@ func (c *Client) handle(frame []byte) {
 	case signal.TypeWelcome:
 		var w signal.Welcome
 		_ = json.Unmarshal(frame, &w)
+		if c.opts.RelayOnly && c.pub == nil { // before anyone learns the id (Dial publishes then)
+			if err := c.openPeerConnections(relayOnly(w.ICEServers)); err != nil {
+				c.update(func(s *State) { s.Closed = err })
+				return
+			}
+		}
 		c.update(func(s *State) {
 			s.ID, s.Resume, s.Permissions = w.ID, w.Resume, w.Permissions
 			for _, p := range w.Participants {
@@ -456,4 +467,13 @@ func (c *Client) answer(m signal.SDP) {
 		return
 	}
 	_ = c.Send(signal.TypeAnswer, signal.SDP{PC: signal.PCSubscribe, SDP: ans.SDP})
+}
+
+// relayOnly is a configuration using relay candidates only, through servers.
+func relayOnly(servers []signal.ICEServer) webrtc.Configuration {
+	cfg := webrtc.Configuration{ICETransportPolicy: webrtc.ICETransportPolicyRelay}
+	for _, s := range servers {
+		cfg.ICEServers = append(cfg.ICEServers, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+	}
+	return cfg
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/pion/logging"
 	pturn "github.com/pion/turn/v5"
 
+	"github.com/podium-sfu/podium/internal/client"
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -149,4 +151,27 @@ func mustEncode(t *testing.T, typ string, v any) []byte {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestRelayOnlyClientThroughTURNOverTCP: a pion client that may use relay
+// candidates only, given the embedded TURN server over TCP alone, publishes
+// to and receives from the SFU through it.
+func TestRelayOnlyClientThroughTURNOverTCP(t *testing.T) {
+	srv := startServerWith(t, Options{}, func(c *config.Config) { c.TURNTCPPort = freePort(t) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ann, err := client.Dial(ctx, client.Options{URL: wsURL(srv), Room: "relay-room", Name: "Ann", Publish: true, RelayOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ann.Close)
+	bob := dial(t, srv, "relay-room", "Bob", true)
+	annID, bobID := ann.Snapshot().ID, bob.Snapshot().ID
+	waitFor(t, ann, "Ann receives Bob through TURN", 20*time.Second, receiving(bobID))
+	waitFor(t, bob, "Bob receives Ann, relayed", 20*time.Second, receiving(annID))
+	st := srv.TURN().Stats()
+	if st.Allocations < 2 || st.BytesToPeers < 20_000 || st.BytesFromPeers < 20_000 {
+		t.Fatalf("TURN: %+v; want Ann's two connections relayed both ways", st)
+	}
+	t.Logf("TURN: %d allocations, %d B to the SFU, %d B from it", st.Allocations, st.BytesToPeers, st.BytesFromPeers)
 }
