@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,31 @@ func TestMeetingAgainstServer(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
+	}
+	// What each receives is what the scenario expects: the others' audio and
+	// their video in the 360p encoding (the receivers' congestion feedback lets
+	// the SFU's estimate climb past the 1 Mb/s it starts at).
+	sc := Scenario{Participants: cfg.Participants}
+	want := map[Reception]bool{}
+	for _, e := range sc.Expected() {
+		want[Reception{Receiver: e.Receiver, Source: e.Source, Kind: e.Kind, Height: e.Height}] = true
+	}
+	if len(want) != 12 {
+		t.Fatalf("%d expectations, want 12", len(want))
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		got := map[Reception]bool{}
+		for _, rec := range r.Receptions() {
+			got[rec] = true
+		}
+		if maps.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("receiving %v, want %v", r.Receptions(), want)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	a := r.Totals()
 	time.Sleep(3 * time.Second)
