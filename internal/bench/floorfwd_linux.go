@@ -74,10 +74,13 @@ const (
 	floorMaxMsgs = 1024 // egress messages per sendmmsg
 	floorOutBuf  = 4 << 20
 	floorMaxGSO  = 64 // segments per GSO train
-	rtpHeaderLen = 12
-	twExtLen     = 8 // one-byte header extension: BEDE, length 1, id/len, 2-byte sequence, padding
-	gcmTagLen    = 16
-	floorMTU     = 1500
+	// floorMaxTrain is the most bytes of one GSO train: a UDP datagram's
+	// payload limit, which the kernel applies to the whole train.
+	floorMaxTrain = 65507
+	rtpHeaderLen  = 12
+	twExtLen      = 8 // one-byte header extension: BEDE, length 1, id/len, 2-byte sequence, padding
+	gcmTagLen     = 16
+	floorMTU      = 1500
 )
 
 // FloorConfig is what the parent tells the forwarder child: its keys and routes.
@@ -228,7 +231,7 @@ func (f *floorForwarder) forward(n int) {
 				// A train is equal segments and a last one no larger; a new
 				// train starts when this packet would break that, or when the
 				// buffer or the message table is full.
-				if count > 0 && (size > seg || f.off+size > len(f.obuf) || f.nmsg == floorMaxMsgs-1) {
+				if count > 0 && (size > seg || f.off-start+size > floorMaxTrain || f.off+size > len(f.obuf) || f.nmsg == floorMaxMsgs-1) {
 					f.endMsg(d, start, seg, count)
 					count = 0
 				}
@@ -309,7 +312,7 @@ func (f *floorForwarder) endMsg(d *floorDest, start, seg, count int) {
 }
 
 // flush sends the queued messages with sendmmsg; what the socket refuses
-// (its buffer full) is counted as dropped.
+// (its buffer full, or a message it cannot send) is counted as dropped.
 func (f *floorForwarder) flush() {
 	for done := 0; done < f.nmsg; {
 		r, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(f.fd), uintptr(unsafe.Pointer(&f.omsgs[done])), uintptr(f.nmsg-done), 0, 0, 0)
@@ -317,9 +320,14 @@ func (f *floorForwarder) flush() {
 		if errno == unix.EINTR {
 			continue
 		}
-		if errno != 0 || r == 0 {
-			f.dropped.Add(uint64(f.nmsg - done))
+		if errno == unix.EAGAIN || errno == unix.ENOBUFS || (errno == 0 && r == 0) {
+			f.dropped.Add(uint64(f.nmsg - done)) // the socket is full: what is left is lost
 			break
+		}
+		if errno != 0 { // this message was refused: skip it, send the rest
+			f.dropped.Add(1)
+			done++
+			continue
 		}
 		done += int(r)
 	}
