@@ -45,7 +45,7 @@ type Config struct {
 	// send it every 100 ms, as browsers do. Tests of the benchmark's own
 	// verification use it.
 	NoFeedback bool
-	Seed   uint64
+	Seed       uint64
 	// JoinInterval spaces the joins (default 40 ms), as a burst of DTLS
 	// handshakes would measure the handshakes rather than the forwarding.
 	JoinInterval time.Duration
