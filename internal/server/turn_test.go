@@ -46,6 +46,7 @@ func TestJoinHandsOutTURNCredentials(t *testing.T) {
 	srv := startServerWith(t, Options{}, func(c *config.Config) {
 		c.TURNUDPPort, c.TURNTCPPort = port, port
 		c.TURNSecret = "0123456789abcdef0123456789abcdef"
+		c.TURNAllowPeer = []string{"127.0.0.3/32"} // a test peer; the rest of loopback stays refused
 		c.ICEServers = []string{"stun:stun.example.org:3478", "turns:turn.example.org:443?transport=tcp"}
 	})
 	welcome := joinWelcome(t, srv, "turn-room")
@@ -96,14 +97,46 @@ func TestJoinHandsOutTURNCredentials(t *testing.T) {
 		if err := c.Listen(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Allocate(); err != nil {
+		relay, err := c.Allocate()
+		if err != nil {
 			t.Fatalf("allocate over %s with the welcome's credentials: %v", transport, err)
 		}
 		defer func() { c.Close(); _ = conn.Close() }()
+		// turn-allow-peer admits 127.0.0.3; a private address stays refused,
+		// and so does 127.0.0.1 (the server's own) except at the SFU's port
+		// and relays' ports: a datagram to its port 9 is dropped.
+		if err := c.CreatePermission(&net.UDPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 9}); err == nil {
+			t.Fatal("permission for 10.1.2.3 granted")
+		}
+		before := srv.TURN().Stats().RefusedPackets
+		if _, err := relay.WriteTo([]byte("to the discard port"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}); err != nil {
+			t.Fatal(err)
+		}
+		peer, err := net.ListenPacket("udp4", "127.0.0.3:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer peer.Close()
+		buf := make([]byte, 100)
+		for i := 0; ; i++ {
+			if _, err := relay.WriteTo([]byte("to the allowed peer"), peer.LocalAddr()); err != nil {
+				t.Fatal(err)
+			}
+			_ = peer.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			if _, _, err := peer.ReadFrom(buf); err == nil {
+				break
+			} else if i == 10 {
+				t.Fatalf("over %s: nothing relayed to the allowed peer: %v", transport, err)
+			}
+		}
+		if srv.TURN().Stats().RefusedPackets == before {
+			t.Fatalf("over %s: the datagram to 127.0.0.1:9 was not refused", transport)
+		}
 	}
 	m := scrape(t, srv)
-	if m["podium_turn_allocations"] != 2 {
-		t.Fatalf("podium_turn_allocations %v, want 2", m["podium_turn_allocations"])
+	if m["podium_turn_allocations"] != 2 || m[`podium_turn_refused_total{stage="permission"}`] < 2 || m[`podium_turn_refused_total{stage="packet"}`] < 2 || m[`podium_turn_relayed_bytes_total{direction="to-peers"}`] == 0 {
+		t.Fatalf("podium_turn_allocations %v, refused permissions %v, relayed %v", m["podium_turn_allocations"],
+			m[`podium_turn_refused_total{stage="permission"}`], m[`podium_turn_relayed_bytes_total{direction="to-peers"}`])
 	}
 	for _, name := range []string{`podium_turn_relayed_bytes_total{direction="to-peers"}`, `podium_turn_refused_total{stage="permission"}`,
 		`podium_turn_auth_failures_total{reason="expired"}`, "podium_turn_quota_refused_total"} {
