@@ -54,6 +54,10 @@ func startServerWith(t *testing.T, change func(*config.Config)) *server.Server {
 	cfg.UDPPort = 0
 	cfg.TCPPort = 0
 	cfg.MediaIPs = []string{"127.0.0.1"}
+	// Hybrid P2P off: these tests measure what the SFU forwards, also in
+	// two-person rooms (simulcast, adaptation, E2EE, Last N), which P2P would
+	// take off the SFU after 5 s. The P2P tests (p2p_test.go) turn it on.
+	cfg.P2P = false
 	change(&cfg)
 	var logOut io.Writer = io.Discard
 	if os.Getenv("PODIUM_TEST_LOG") != "" {

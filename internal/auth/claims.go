@@ -79,7 +79,10 @@ type Claims struct {
 	Permissions Permissions
 	// E2EE: the holder must encrypt its media end to end (its join says
 	// e2ee), else the join is refused with e2ee-required (docs/e2ee.md).
-	E2EE      bool
+	E2EE bool
+	// Region places the holder in a cluster region (docs/cluster.md); empty:
+	// the region of the node it reached, or its ?region=.
+	Region    string
 	IssuedAt  time.Time // zero when absent
 	NotBefore time.Time // zero when absent
 	Expires   time.Time
@@ -111,14 +114,15 @@ func (c *Claims) Valid(now time.Time) error {
 // library's jwt.NumericDate, which takes numbers written as strings and drops
 // fractions of a second.
 type payload struct {
-	Sub   string   `json:"sub,omitempty"`
-	Name  string   `json:"name,omitempty"`
-	Room  string   `json:"room"`
-	Perms []string `json:"perms"`
-	E2EE  bool     `json:"e2ee,omitempty"`
-	Iat   *numeric `json:"iat,omitempty"`
-	Nbf   *numeric `json:"nbf,omitempty"`
-	Exp   *numeric `json:"exp"`
+	Sub    string   `json:"sub,omitempty"`
+	Name   string   `json:"name,omitempty"`
+	Room   string   `json:"room"`
+	Perms  []string `json:"perms"`
+	E2EE   bool     `json:"e2ee,omitempty"`
+	Region string   `json:"region,omitempty"`
+	Iat    *numeric `json:"iat,omitempty"`
+	Nbf    *numeric `json:"nbf,omitempty"`
+	Exp    *numeric `json:"exp"`
 }
 
 // payload is a jwt.Claims, for signing and for the validator.
@@ -136,7 +140,10 @@ func (p *payload) claims() (*Claims, error) {
 	if p.Room != AnyRoom && !validRoom(p.Room) {
 		return nil, fmt.Errorf("%w: room %q is not a room name or %q", ErrClaims, truncate(p.Room), AnyRoom)
 	}
-	c := &Claims{Room: p.Room, Identity: p.Sub, Name: p.Name, E2EE: p.E2EE,
+	if p.Region != "" && !validRegion(p.Region) {
+		return nil, fmt.Errorf("%w: region %q is not 1 to 32 of a-z, A-Z, 0-9, - and _", ErrClaims, truncate(p.Region))
+	}
+	c := &Claims{Room: p.Room, Identity: p.Sub, Name: p.Name, E2EE: p.E2EE, Region: p.Region,
 		IssuedAt: p.Iat.time(), NotBefore: p.Nbf.time(), Expires: p.Exp.time()}
 	for _, name := range p.Perms {
 		if err := c.Permissions.grant(name); err != nil {
@@ -198,6 +205,18 @@ func validRoom(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func validRegion(s string) bool {
+	if len(s) < 1 || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
 			return false
 		}
 	}

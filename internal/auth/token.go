@@ -228,7 +228,7 @@ func Sign(key Key, c Claims) (string, error) {
 	if len(key.Secret) < MinSecretBytes {
 		return "", fmt.Errorf("sign: secret shorter than %d bytes", MinSecretBytes)
 	}
-	p := payload{Sub: c.Identity, Name: c.Name, Room: c.Room, Perms: c.Permissions.Names(), E2EE: c.E2EE,
+	p := payload{Sub: c.Identity, Name: c.Name, Room: c.Room, Perms: c.Permissions.Names(), E2EE: c.E2EE, Region: c.Region,
 		Iat: optional(c.IssuedAt), Nbf: optional(c.NotBefore), Exp: optional(c.Expires)}
 	t := jwt.NewWithClaims(jwt.SigningMethodHS256, &p)
 	if key.ID != "" {

@@ -110,6 +110,7 @@ type Node struct {
 type seenNode struct {
 	info NodeInfo
 	seen time.Time // local receipt time of the latest heartbeat
+	rev  uint64    // its revision in the bucket
 }
 
 type published struct {
@@ -279,8 +280,13 @@ func (n *Node) Conn() *nats.Conn { return n.nc }
 // Close leaves the cluster: the registry entry and room entries are deleted
 // (a node that dies instead expires after TTL), then NATS stops.
 func (n *Node) Close() {
+	if n == nil {
+		return
+	}
+	t0 := time.Now()
 	n.cancel()
 	n.wg.Wait()
+	n.log.Debug("cluster: close: loops stopped", "took", time.Since(t0))
 	n.mu.Lock()
 	kvNodes, kvRooms, mine, subs := n.kvNodes, n.kvRooms, n.mine, n.subs
 	n.mine, n.subs = map[string]published{}, nil
@@ -301,9 +307,11 @@ func (n *Node) Close() {
 			_ = kvRooms.Delete(ctx, roomKey(room, n.cfg.NodeID))
 		}
 	}
+	n.log.Debug("cluster: close: entries deleted", "took", time.Since(t0))
 	if n.nc != nil {
 		n.nc.Close()
 	}
+	n.log.Debug("cluster: close: connection closed", "took", time.Since(t0))
 	if n.ns != nil {
 		n.ns.Shutdown()
 		n.ns.WaitForShutdown()
@@ -414,4 +422,14 @@ func (n *Node) RouteAddr() net.Addr {
 		return a
 	}
 	return nil
+}
+
+// Crash stops the node as a crash would, for tests: the embedded NATS server
+// goes away and nothing is deleted from the registry or the directory (its
+// entries expire after TTL). Close still releases the rest.
+func (n *Node) Crash() {
+	n.cancel()
+	if n.ns != nil {
+		n.ns.Shutdown()
+	}
 }

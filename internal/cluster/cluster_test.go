@@ -3,7 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -53,13 +56,24 @@ func startCluster(t *testing.T, regions ...string) ([]*Node, []*fakeSource) {
 		n, err := Start(Config{
 			NodeID: fmt.Sprintf("node%d", i), Region: region, URL: fmt.Sprintf("http://127.0.0.1:%d/", 9000+i),
 			Listen: fmt.Sprintf("127.0.0.1:%d", ports[i]), Peers: peers,
-			Heartbeat: 200 * time.Millisecond, TTL: time.Second,
+			Heartbeat: 200 * time.Millisecond, TTL: time.Second, Log: testLog(t),
 		}, srcs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		nodes[i] = n
-		t.Cleanup(func() { t0 := time.Now(); n.Close(); t.Logf("%s closed in %v", n.ID(), time.Since(t0)) })
+		t.Cleanup(func() {
+			t0 := time.Now()
+			if os.Getenv("DUMP") != "" && n.ID() == "node0" {
+				go func() {
+					time.Sleep(2 * time.Second)
+					buf := make([]byte, 1<<20)
+					os.WriteFile("/tmp/dump.txt", buf[:runtime.Stack(buf, true)], 0o644)
+				}()
+			}
+			n.Close()
+			t.Logf("%s closed in %v", n.ID(), time.Since(t0))
+		})
 	}
 	return nodes, srcs
 }
@@ -124,10 +138,10 @@ func TestClusterRegistryDirectoryAndExpiry(t *testing.T) {
 	nodes[2].Touch()
 	eventually(t, 5*time.Second, "room r on node2", func() bool { return len(nodes[0].Bridges("r", time.Now())) == 1 })
 	killed := time.Now()
-	nodes[2].ns.Shutdown() // dies: no goodbye
+	nodes[2].Crash() // dies: no goodbye
 	eventually(t, 15*time.Second, "node2 expired", func() bool {
 		for _, info := range nodes[0].Nodes(time.Now()) {
-			if info.ID == "node2" {
+			if info.ID == "node2" && info.Healthy {
 				return false
 			}
 		}
@@ -141,4 +155,11 @@ func TestClusterRegistryDirectoryAndExpiry(t *testing.T) {
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
+}
+
+func testLog(t *testing.T) *slog.Logger {
+	if os.Getenv("PODIUM_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -84,7 +84,8 @@ func (n *Node) refreshRooms(ctx context.Context, entries []RoomEntry, now time.T
 
 // watchRooms keeps the local view of the directory.
 func (n *Node) watchRooms(w jetstream.KeyWatcher) {
-	defer func() { _ = w.Stop() }()
+	// No Stop: it asks the server to delete the consumer, which can wait
+	// seconds on a cluster that lost quorum; cancelling the context ends it.
 	for {
 		select {
 		case <-n.ctx.Done():

@@ -75,7 +75,8 @@ func (n *Node) Touch() {
 
 // watchNodes keeps the local view of the registry.
 func (n *Node) watchNodes(w jetstream.KeyWatcher) {
-	defer func() { _ = w.Stop() }()
+	// No Stop: it asks the server to delete the consumer, which can wait
+	// seconds on a cluster that lost quorum; cancelling the context ends it.
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -91,9 +92,13 @@ func (n *Node) watchNodes(w jetstream.KeyWatcher) {
 			if e.Operation() != jetstream.KeyValuePut {
 				delete(n.nodes, e.Key())
 			} else {
+				// A heartbeat is a new revision; the same revision again is a
+				// redelivery (the watcher's consumer was recreated, say after
+				// the stream's leader died), which says nothing of the node.
 				var info NodeInfo
-				if json.Unmarshal(e.Value(), &info) == nil && info.ID == e.Key() {
-					n.nodes[info.ID] = seenNode{info: info, seen: time.Now()}
+				prev, had := n.nodes[e.Key()]
+				if json.Unmarshal(e.Value(), &info) == nil && info.ID == e.Key() && (!had || e.Revision() > prev.rev) {
+					n.nodes[info.ID] = seenNode{info: info, seen: time.Now(), rev: e.Revision()}
 				}
 			}
 			n.mu.Unlock()

@@ -67,8 +67,10 @@ type Choice struct {
 	CostMS float64
 }
 
-// loadScore orders nodes by load: CPU share plus one percent per participant.
-func loadScore(l Load) float64 { return l.CPU + 0.01*float64(l.Participants) }
+// loadScore orders nodes by load: the CPU share in steps of 10 % (so that
+// nodes doing the same work, measured a little apart, tie and every node breaks
+// the tie alike, by id) plus one percent per participant.
+func loadScore(l Load) float64 { return math.Round(l.CPU*10)/10 + 0.01*float64(l.Participants) }
 
 // Select picks the bridge for a participant joining a conference (pure; the
 // same inputs in any order give the same answer). ok is false when no node is

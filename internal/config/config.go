@@ -45,8 +45,18 @@ type Config struct {
 	MaxMessageBytes int           `key:"max-message-bytes" help:"largest signaling message accepted, in bytes"`
 	TrustProxy      bool          `key:"trust-proxy" help:"take client addresses from X-Forwarded-For (only behind a reverse proxy that sets it)"`
 	DrainTimeout    time.Duration `key:"drain-timeout" help:"on SIGTERM, how long rooms may carry on before they are closed (e.g. 30s)"`
-	LogLevel        string        `key:"log-level" help:"debug, info, warn or error"`
-	LogJSON         bool          `key:"log-json" help:"log as JSON lines"`
+	// Cluster (docs/cluster.md).
+	Region         string   `key:"region" help:"this node's region; participants who reach it are placed in this region unless they say otherwise"`
+	ClusterListen  string   `key:"cluster-listen" help:"host:port of this node's NATS cluster (route) listener; unset: a single node"`
+	ClusterPeers   []string `key:"cluster-peers" help:"route URLs of the other nodes, nats://host:port, comma-separated"`
+	ClusterTLSCert string   `key:"cluster-tls-cert" help:"certificate (PEM) for the cluster routes (mutual TLS, NATS cluster tls)"`
+	ClusterTLSKey  string   `key:"cluster-tls-key" help:"private key (PEM) for cluster-tls-cert"`
+	ClusterTLSCA   string   `key:"cluster-tls-ca" help:"CA (PEM) that signs every node's cluster certificate"`
+	NATS           string   `key:"nats" help:"URL of an external NATS (with JetStream) to use instead of the embedded server, e.g. nats://10.0.0.2:4222"`
+	NATSCreds      string   `key:"nats-creds" help:"NATS credentials file for nats"`
+	RelayPort      int      `key:"relay-port" help:"UDP port reserved for bridge-to-bridge media (the relay; 0: none)"`
+	LogLevel       string   `key:"log-level" help:"debug, info, warn or error"`
+	LogJSON        bool     `key:"log-json" help:"log as JSON lines"`
 	// TURN (docs/deployment.md "TURN"): the embedded server runs when one of
 	// its ports is set; ice-server names external ones instead or as well.
 	TURNUDPPort        int           `key:"turn-udp-port" help:"embedded TURN server's UDP port, e.g. 3478 (0: off)"`
@@ -77,6 +87,7 @@ func Default() Config {
 		VideoPausing: true,
 		P2P:          true,
 		LogLevel:     "info",
+		Region:       "default",
 
 		MaxRooms:        1000,
 		MaxParticipants: 200,
@@ -148,6 +159,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateAccess()...)
 	errs = append(errs, c.validateMetrics()...)
 	errs = append(errs, c.validateLimits()...)
+	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.validateTURN()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podium-sfu/podium/internal/auth"
+	"github.com/podium-sfu/podium/internal/cluster"
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/limit"
@@ -49,6 +50,11 @@ type Server struct {
 	draining  atomic.Bool
 	started   time.Time
 
+	// node is this server's membership of the cluster (docs/cluster.md);
+	// redirects counts joins sent to another bridge.
+	node      *cluster.Node
+	redirects atomic.Uint64
+
 	// metricsHTTP serves /metrics on metrics-http (nil: /metrics is on http).
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
@@ -67,6 +73,10 @@ type Options struct {
 	// HTTPReadTimeout and HTTPWriteTimeout bound one plain HTTP request (0:
 	// 30 s and 60 s); WebSockets are exempt.
 	HTTPReadTimeout, HTTPWriteTimeout time.Duration
+	// NodeID names the node in the cluster (empty: random); ClusterHeartbeat
+	// and ClusterTTL override the registry's 2 s and 6 s (tests).
+	NodeID                       string
+	ClusterHeartbeat, ClusterTTL time.Duration
 }
 
 // New opens the media and HTTP sockets; Serve starts answering.
@@ -124,6 +134,11 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		url:      scheme + "://" + ln.Addr().String() + "/",
 		counters: session.NewCounters(), estimates: newEstimates(), started: time.Now()}
 	s.hub.SetLogger(log)
+	if err := s.startCluster(opts); err != nil {
+		_ = ln.Close()
+		engine.Close()
+		return nil, err
+	}
 	s.sessionCtx, s.cancelSessions = context.WithCancelCause(context.Background())
 	deps := session.Deps{
 		Engine: engine, Hub: s.hub, ResumeKey: resumeKey, Log: log,
@@ -133,13 +148,18 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		Limits: limits, MaxMessageBytes: cfg.MaxMessageBytes, SignalingRate: cfg.SignalingRate, SignalingBurst: cfg.SignalingBurst,
 		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters, Estimates: s.estimates,
 	}
+	if cfg.Clustered() {
+		deps.Place = s.place
+	}
 	mainMetrics, err := s.setUpMetrics()
 	if err != nil {
+		s.node.Close()
 		_ = ln.Close()
 		engine.Close()
 		return nil, err
 	}
 	if s.turn, deps.TURN, err = startTURN(cfg, ln.Addr(), engine.UDPAddrs(), log); err != nil {
+		s.node.Close()
 		_ = ln.Close()
 		engine.Close()
 		if s.metricsLn != nil {
@@ -147,13 +167,16 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		}
 		return nil, err
 	}
-	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log}
+	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log, Node: s.node.ID()}
+	if cfg.Clustered() {
+		admin.Remote = s.remoteParticipants
+	}
 	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Dev: cfg.DevMode(), HTTPHost: httpHost(cfg.HTTP), Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
-		Serve: func(_ context.Context, conn *websocket.Conn, remote string) {
+		Serve: func(_ context.Context, conn *websocket.Conn, remote string, hints web.Hints) {
 			s.sessions.Add(1)
 			defer s.sessions.Done()
 			// Sessions outlive the HTTP request's context: they end with the server.
-			session.Serve(s.sessionCtx, conn, deps, remote)
+			session.ServeWith(s.sessionCtx, conn, deps, remote, session.Hints{Region: hints.Region, Bridge: hints.Bridge})
 		}}
 	s.http = &http.Server{Handler: h.Routes(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: opts.HTTPReadTimeout, WriteTimeout: opts.HTTPWriteTimeout, IdleTimeout: cfg.HTTPIdleTimeout,
@@ -193,6 +216,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.cancelSessions(session.ErrShutdown)
 	s.sessions.Wait()
 	s.hub.Close()
+	s.node.Close()
 	s.engine.Close()
 	if s.turn != nil {
 		_ = s.turn.Close()

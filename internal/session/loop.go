@@ -74,6 +74,10 @@ func (s *Session) awaitJoin(in <-chan signal.Incoming) bool {
 			return false
 		}
 		if err := s.join(msg.Join); err != nil {
+			if errors.Is(err, errRedirected) {
+				s.cancel(err)
+				return false
+			}
 			pe := signal.AsProtocolError(err)
 			s.sendError(pe)
 			s.cancel(pe)
@@ -144,6 +148,9 @@ func (s *Session) join(j *signal.Join) error {
 	}
 	if claims != nil && claims.E2EE && !j.E2EE {
 		return signal.Errorf(signal.CodeE2EERequired, true, "this room admits only participants who encrypt end to end: open its link with #e2ee=<passphrase>")
+	}
+	if err := s.place(j.Room, claims); err != nil {
+		return err
 	}
 	s.claims, s.perms = claims, perms
 	s.id, s.name = newParticipantID(), j.Name

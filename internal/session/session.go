@@ -57,6 +57,11 @@ type Deps struct {
 	Joins           *limit.PerKey // joins per client address
 	// Counters, when set, count connections, joins, messages and errors.
 	Counters *Counters
+	// Place, when set (a cluster: docs/cluster.md), chooses the bridge for a
+	// join to room from a participant in region; bridge is the node a redirect
+	// named (the ?bridge= of the WebSocket URL). A non-nil redirect sends the
+	// client there instead of joining here.
+	Place func(room, region, bridge string) *signal.Redirect
 	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
 	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
 	Estimates interface{ Observe(float64) }
@@ -94,6 +99,7 @@ type Session struct {
 	screenMids atomic.Pointer[[]string]
 
 	remote string // client IP address
+	hints  Hints  // what the WebSocket URL said (region, bridge)
 
 	// Owned by the loop.
 	claims   *auth.Claims       // the verified token; nil in dev mode without one
@@ -122,12 +128,17 @@ func causeText(ctx context.Context) string {
 // Serve runs a session on an accepted WebSocket from the client at remote (its IP
 // address) until it ends.
 func Serve(ctx context.Context, conn *websocket.Conn, deps Deps, remote string) {
+	ServeWith(ctx, conn, deps, remote, Hints{})
+}
+
+// ServeWith is Serve with the hints of the WebSocket URL.
+func ServeWith(ctx context.Context, conn *websocket.Conn, deps Deps, remote string, hints Hints) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	if deps.MaxMessageBytes <= 0 {
 		deps.MaxMessageBytes = signal.MaxFrameBytes
 	}
 	s := &Session{
-		deps: deps, conn: conn, log: deps.Log.With("remote", remote), ctx: ctx, cancel: cancel, remote: remote,
+		deps: deps, conn: conn, log: deps.Log.With("remote", remote), ctx: ctx, cancel: cancel, remote: remote, hints: hints,
 		out:     make(chan []byte, outQueueLen),
 		work:    newQueue(),
 		senders: map[*forward.DownTrack]*webrtc.RTPSender{},
@@ -247,7 +258,7 @@ func (s *Session) Send(typ string, body any) {
 	if s.closing {
 		return
 	}
-	if !s.welcomed && typ != signal.TypeError && typ != signal.TypeBye {
+	if !s.welcomed && typ != signal.TypeError && typ != signal.TypeBye && typ != signal.TypeRedirect {
 		s.early = append(s.early, frame)
 		return
 	}
@@ -304,7 +315,7 @@ func closeCode(cause error) websocket.StatusCode {
 	switch {
 	case errors.As(cause, &pe):
 		return websocket.StatusPolicyViolation
-	case errors.Is(cause, errReplaced), errors.Is(cause, errLeft), errors.Is(cause, errRemoved):
+	case errors.Is(cause, errReplaced), errors.Is(cause, errLeft), errors.Is(cause, errRemoved), errors.Is(cause, errRedirected):
 		return websocket.StatusNormalClosure
 	default:
 		return websocket.StatusGoingAway

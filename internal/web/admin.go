@@ -27,6 +27,10 @@ type Admin struct {
 	Dev  bool
 	Now  func() time.Time // nil: time.Now
 	Log  *slog.Logger
+	// Node is this node's cluster id; Remote, set in a cluster, asks the
+	// room's other bridges for their participants (docs/cluster.md).
+	Node   string
+	Remote func(ctx context.Context, room string) []Bridge
 }
 
 // maxAdminBody bounds a request body.
@@ -262,6 +266,10 @@ func (a *Admin) closeRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Admin) listParticipants(w http.ResponseWriter, r *http.Request) {
+	if a.Remote != nil {
+		a.listClusterParticipants(w, r)
+		return
+	}
 	if rm, ok := a.room(w, r); ok {
 		if st, ok := a.stats(w, rm); ok {
 			writeJSON(w, http.StatusOK, map[string]any{"participants": st.Participants})

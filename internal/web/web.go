@@ -19,8 +19,8 @@ import (
 type Handler struct {
 	Client fs.FS // the built web client (index.html, podium.js, podium.css)
 	// Serve runs one signaling session on an accepted WebSocket from the client
-	// at remote (an IP address) until it ends.
-	Serve func(ctx context.Context, conn *websocket.Conn, remote string)
+	// at remote (an IP address) until it ends; hints are what its URL said.
+	Serve func(ctx context.Context, conn *websocket.Conn, remote string, hints Hints)
 	Log   *slog.Logger
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
@@ -57,6 +57,11 @@ func (h *Handler) Routes() http.Handler {
 }
 
 func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
+	hints, err := wsHints(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	// net/http clears its read and write deadlines when the connection is
 	// hijacked: a session lasts as long as the call (TestWebSocketOutlivesHTTPTimeouts).
 	conn, err := websocket.Accept(w, r, nil)
@@ -64,7 +69,7 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		h.Log.Debug("websocket accept", "err", err, "remote", r.RemoteAddr)
 		return
 	}
-	h.Serve(r.Context(), conn, ClientIP(r, h.TrustProxy))
+	h.Serve(r.Context(), conn, ClientIP(r, h.TrustProxy), hints)
 }
 
 // ready answers load balancers: 200 while the server takes participants, 503

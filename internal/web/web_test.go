@@ -18,7 +18,9 @@ func handler(serve func(context.Context, *websocket.Conn, string)) http.Handler 
 		"index.html": {Data: []byte("<!doctype html>INDEX")},
 		"podium.js":  {Data: []byte("console.log(1)")},
 	}
-	h := &Handler{Client: client, Serve: serve, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	h := &Handler{Client: client, Serve: func(ctx context.Context, c *websocket.Conn, remote string, _ Hints) {
+		serve(ctx, c, remote)
+	}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return h.Routes()
 }
 

@@ -10,6 +10,7 @@ import type {
   WebSocketLike,
 } from './env';
 import type { BandwidthStats, ChatEntry, Participant, PcName } from './messages';
+import type { P2PState } from './p2p';
 import type { MediaKind } from './stats';
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
@@ -108,6 +109,12 @@ export interface ConferenceEvents {
   chat: { message: ChatEntry };
   /** The room's chat was replaced by the server's history (after every welcome); `messages` is the whole log. */
   'chat-history': { messages: ChatEntry[] };
+  /**
+   * Hybrid P2P (docs/p2p.md): the direct connection to the one other
+   * participant changed phase (`direct`: its media is shown; the SFU sends us
+   * nothing of that participant).
+   */
+  p2p: P2PState;
 }
 
 export interface Logger {
@@ -165,6 +172,12 @@ export interface ConferenceOptions {
   /** setConstraints() changes are collected this long before one `constraints` message; default 200 ms. */
   constraintsDelayMs?: number;
   logger?: Logger;
+  /**
+   * Hybrid P2P (docs/p2p.md): the browser's RTCPeerConnection for the direct
+   * connection; default `new RTCPeerConnection`. `null` turns the direct
+   * connection off: this client stays on the SFU (it reports `closed`).
+   */
+  createDirectConnection?: ((config: PeerConnectionConfig) => RTCPeerConnection) | null;
   /**
    * End-to-end encryption (docs/e2ee.md): transforms on every sender and
    * receiver, and `e2ee: true` in `join`. Absent: media as before.

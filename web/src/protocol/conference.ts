@@ -17,6 +17,7 @@ import {
   WS_OPEN,
   type Clock,
   type PeerConnectionConfig,
+  type StatsReportLike,
   type TimerHandle,
   type WebSocketLike,
 } from './env';
@@ -37,13 +38,16 @@ import {
   type WelcomeMessage,
 } from './messages';
 import { encodingActive, senderEncodings } from './encodings';
+import { Direct } from './direct';
 import { Forwarding } from './forwarding';
+import type { P2PState, Progress } from './p2p';
 import { PeerLink } from './peer';
 import { Pins } from './pins';
 import { Roster } from './roster';
 import { publishLocal, publishScreen } from './publish';
 import { RemoteMedia } from './remote';
 import { SendLayers } from './sendlayers';
+import { MAX_REDIRECTS, parseRedirect, withRegion, type RedirectMessage } from './redirect';
 import { Session } from './session';
 import { stopScreenTransceivers } from './screen';
 import { inboundStats, outboundStats, uplinkEstimate, type ConferenceStats, type TrackRef } from './stats';
@@ -89,6 +93,9 @@ export class Conference {
   private everWelcomed = false;
   private terminal = false;
   private attempt = 0;
+  /** The bridge a cluster redirect sent us to (docs/cluster.md); redirects since the last welcome. */
+  private redirectUrl: string | null = null;
+  private redirects = 0;
   private reconnectTimer: TimerHandle | null = null;
   private lastRtt: number | null = null;
 
@@ -109,6 +116,8 @@ export class Conference {
 
   private readonly people: Roster;
   private readonly media: RemoteMedia;
+  /** Hybrid P2P: the direct connection to the one other participant (direct.ts). */
+  private readonly direct: Direct;
 
   constructor(opts: ConferenceOptions) {
     this.opts = opts;
@@ -119,7 +128,17 @@ export class Conference {
     this.log = opts.logger ?? consoleLogger;
     this.backoff = { initialMs: 300, factor: 2, maxMs: 3000, ...opts.backoff };
     this.emitter = new Emitter((err) => this.log.warn('event listener threw', err));
-    this.media = new RemoteMedia(this.emitter, this.log, opts.e2ee ? (r, ref) => this.bindReceiver(r, ref) : null);
+    // While a participant's media is shown from the direct connection, the
+    // SFU's tracks of it come and go unseen (shown again when leaving P2P).
+    const sfuEvents: Pick<Emitter<ConferenceEvents>, 'emit'> = {
+      emit: (type, ev) => {
+        const id = (ev as { participantId?: string }).participantId;
+        if (id !== undefined && id === this.direct.renderedPeer) return;
+        this.emitter.emit(type, ev);
+      },
+    };
+    this.media = new RemoteMedia(sfuEvents, this.log, opts.e2ee ? (r, ref) => this.bindReceiver(r, ref) : null);
+    this.direct = this.createDirect();
     this.sendLayers = new SendLayers(opts.layerLimit, this.localStream, this.log);
     this.forwarding = new Forwarding(this.emitter);
     this.people = new Roster(this.emitter);
@@ -362,9 +381,20 @@ export class Conference {
     return this.screenStream;
   }
 
-  /** Current remote tracks of a participant. */
+  /** Current remote tracks of a participant (from the direct connection while it is shown). */
   tracks(participantId: string): RemoteTracks {
+    if (participantId === this.direct.renderedPeer) return this.direct.tracks;
     return this.media.get(participantId);
+  }
+
+  /** Hybrid P2P: the direct connection's phase, epoch and peer. */
+  get p2p(): P2PState {
+    return this.direct.current;
+  }
+
+  /** Hybrid P2P: the direct connection (for stats and tests); null when there is none. */
+  get p2pPeerConnection(): RTCPeerConnection | null {
+    return this.direct.peerConnection;
   }
 
   /** Connects and joins the room. Call once. */
@@ -440,6 +470,7 @@ export class Conference {
       await sender.replaceTrack(track);
       if (kind === 'video') this.applySendActive(s);
     }
+    this.direct.replaceTrack(track);
     return old;
   }
 
@@ -453,6 +484,25 @@ export class Conference {
       s.publish ? s.publish.pc.getStats().catch(() => null) : null,
     ]);
     if (sub) result.inbound = inboundStats(sub, (t, mid) => this.media.resolveStats(t, mid));
+    // The peer shown from the direct connection: its rows come from there.
+    const peer = this.direct.renderedPeer;
+    const dpc = this.direct.peerConnection;
+    if (peer !== null && dpc) {
+      const direct = await dpc.getStats().catch(() => null);
+      const tracks = this.direct.tracks;
+      if (direct) {
+        result.inbound = result.inbound.filter((r) => r.participantId !== peer);
+        result.inbound.push(
+          ...inboundStats(direct as unknown as StatsReportLike, (t) =>
+            t !== undefined && t === tracks.video?.track.id
+              ? { participantId: peer, kind: 'video' }
+              : t !== undefined && t === tracks.audio?.track.id
+                ? { participantId: peer, kind: 'audio' }
+                : undefined,
+          ),
+        );
+      }
+    }
     if (pub) {
       const encodings = senderEncodings(s.videoSender);
       result.outbound = outboundStats(
@@ -468,7 +518,7 @@ export class Conference {
   // ---- session lifecycle ---------------------------------------------------
 
   private openSession(): void {
-    const url = this.opts.url ?? defaultSignalingUrl();
+    const url = this.redirectUrl ?? this.opts.url ?? withRegion(defaultSignalingUrl(), globalThis.location?.search ?? '');
     let ws: WebSocketLike;
     try {
       ws = (this.opts.createWebSocket ?? browserWebSocket)(url);
@@ -495,6 +545,8 @@ export class Conference {
     };
     ws.onmessage = (ev) => {
       if (s !== this.session || typeof ev.data !== 'string') return;
+      const redirect = parseRedirect(ev.data);
+      if (redirect) return this.followRedirect(s, redirect);
       const msg = parseServerMessage(ev.data);
       if (!msg) {
         this.log.debug('ignored message', ev.data);
@@ -509,6 +561,21 @@ export class Conference {
       // A close event follows; that is where we react.
     };
     this.armWatchdog(s);
+  }
+
+  /** The node we reached is not our bridge: join again at once at the one it names. */
+  private followRedirect(s: Session, rd: RedirectMessage): void {
+    if (s !== this.session || this.terminal) return;
+    this.teardown(s);
+    if (++this.redirects > MAX_REDIRECTS) {
+      this.redirectUrl = null; // start over where we began, with backoff
+      this.redirects = 0;
+      this.scheduleReconnect('too many redirects');
+      return;
+    }
+    this.log.debug(`redirected to bridge ${rd.node} (region ${rd.region}: ${rd.reason})`);
+    this.redirectUrl = rd.url;
+    this.openSession();
   }
 
   /** The session is dead but the conference is not: start over with backoff. */
@@ -545,9 +612,10 @@ export class Conference {
     this.emitter.emit('closed', { reason, message });
   }
 
-  /** Closes the WebSocket and both peer connections of a session. */
+  /** Closes the WebSocket and both peer connections of a session (and the direct one). */
   private teardown(s: Session): void {
     if (this.session === s) this.session = null;
+    this.direct.sessionLost();
     s.close();
     this.media.reset();
   }
@@ -632,6 +700,16 @@ export class Conference {
         const { type: _, ...stats } = msg;
         return this.forwarding.setBandwidth(stats);
       }
+      case 'p2p':
+        if (msg.on && this.opts.createDirectConnection === null) {
+          s.send({ type: 'p2p-state', epoch: msg.epoch, state: 'closed' });
+          return;
+        }
+        return this.direct.onMode(msg);
+      case 'p2p-offer':
+      case 'p2p-answer':
+      case 'p2p-candidate':
+        return this.direct.onSignal(msg);
     }
   }
 
@@ -642,6 +720,7 @@ export class Conference {
     const attempts = this.attempt;
     this.everWelcomed = true;
     this.attempt = 0;
+    this.redirects = 0;
     this.ownId = msg.id;
     this.opts.e2ee?.setSelf(msg.id);
     this.resume = msg.resume;
@@ -656,6 +735,8 @@ export class Conference {
     this.forwarding.newSession();
 
     const config: PeerConnectionConfig = { ...this.opts.e2ee?.peerConfig, iceServers: msg.iceServers };
+    // The direct connection needs no encoded-frame API: it is end to end by itself.
+    this.direct.newSession({ iceServers: msg.iceServers });
     s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
     this.applyLocalEnabled();
@@ -749,6 +830,53 @@ export class Conference {
     this.forgetSource(id, 'participant');
     this.opts.e2ee?.rotate(); // who left keeps no key to our next frames
     this.emitter.emit('participant-left', { id, participant: { ...p } });
+  }
+
+  // ---- hybrid P2P ------------------------------------------------------------
+
+  private createDirect(): Direct {
+    return new Direct({
+      send: (m) => {
+        const s = this.session;
+        if (s?.welcomed && !this.terminal) s.send(m);
+      },
+      createPeerConnection: (config) =>
+        (this.opts.createDirectConnection ?? ((c: PeerConnectionConfig) => new RTCPeerConnection(c)))(config),
+      localStream: () => this.localStream,
+      render: (via, peer) => this.renderPeer(via, peer),
+      sfuProgress: (peer) => this.sfuProgress(peer),
+      codecs: (kind) => {
+        const S = (globalThis as { RTCRtpSender?: typeof RTCRtpSender }).RTCRtpSender;
+        return S && typeof S.getCapabilities === 'function' ? (S.getCapabilities(kind)?.codecs ?? null) : null;
+      },
+      changed: (state) => this.emitter.emit('p2p', state),
+      clock: this.clock,
+      log: this.log,
+    });
+  }
+
+  /** Shows a participant's media from the direct connection or from the SFU. */
+  private renderPeer(via: 'p2p' | 'sfu', peer: string): void {
+    const direct = this.direct.tracks;
+    const sfu = this.media.get(peer);
+    const [shown, hidden] = via === 'p2p' ? [direct, sfu] : [sfu, direct];
+    for (const kind of ['video', 'audio'] as const) {
+      const t = shown[kind];
+      const h = hidden[kind];
+      if (t) this.emitter.emit('track-added', { participantId: peer, kind, track: t.track, stream: t.stream });
+      else if (h) this.emitter.emit('track-removed', { participantId: peer, kind, track: h.track });
+    }
+  }
+
+  /** The SFU's inbound counters of a participant's video (else audio). */
+  private async sfuProgress(peer: string): Promise<{ progress: Progress | null; hasVideo: boolean }> {
+    const sub = this.session?.subscribe?.pc;
+    const report = sub ? await sub.getStats().catch(() => null) : null;
+    if (!report) return { progress: null, hasVideo: false };
+    const rows = inboundStats(report, (t, mid) => this.media.resolveStats(t, mid)).filter((r) => r.participantId === peer);
+    const video = rows.find((r) => r.kind === 'video');
+    const row = video ?? rows.find((r) => r.kind === 'audio');
+    return { progress: row ? { framesDecoded: row.framesDecoded, packetsReceived: row.packetsReceived } : null, hasVideo: !!video };
   }
 
   // ---- peer connections ----------------------------------------------------

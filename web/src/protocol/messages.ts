@@ -101,7 +101,24 @@ export interface RaiseHandMessage extends wire.RaiseHand {
   type: typeof wire.TypeRaiseHand;
 }
 
+/**
+ * The direct connection's signaling, relayed by the server to the peer (docs/protocol.md,
+ * "Peer to peer"): `to` on the way in, `from` (set by the server) on the way out.
+ */
+export interface P2PSignalMessage extends Omit<wire.P2PSignal, 'candidate'> {
+  type: typeof wire.TypeP2POffer | typeof wire.TypeP2PAnswer | typeof wire.TypeP2PCandidate;
+  candidate?: IceCandidateInit | null;
+}
+
+/** Our direct connection's state in an epoch. */
+export interface P2PStateMessage extends Omit<wire.P2PState, 'state'> {
+  type: typeof wire.TypeP2PState;
+  state: typeof wire.P2PConnected | typeof wire.P2PFailed | typeof wire.P2PClosed;
+}
+
 export type ClientMessage =
+  | P2PSignalMessage
+  | P2PStateMessage
   | ChatPostMessage
   | RaiseHandMessage
   | JoinMessage
@@ -209,7 +226,14 @@ export interface ChatHistoryMessage extends wire.ChatHistory {
   type: typeof wire.TypeChatHistory;
 }
 
+/** P2P mode on (open a direct connection to `peer`; the `initiator` offers) or off (back to the SFU). */
+export interface P2PMessage extends wire.P2PMode {
+  type: typeof wire.TypeP2P;
+}
+
 export type ServerMessage =
+  | P2PMessage
+  | P2PSignalMessage
   | ChatRelayMessage
   | ChatHistoryMessage
   | WelcomeMessage
@@ -502,6 +526,34 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       if (list !== undefined && list !== null && !Array.isArray(list)) return undefined;
       const messages = (list ?? []).map(chatEntry).filter((e: ChatEntry | undefined): e is ChatEntry => e !== undefined);
       return { type: 'chat-history', messages };
+    }
+    case 'p2p': {
+      const epoch = v['epoch'];
+      if (typeof epoch !== 'number' || !Number.isInteger(epoch) || epoch < 0) return undefined;
+      const on = bool(v, 'on');
+      const peer = str(v, 'peer');
+      if (on && !peer) return undefined;
+      const msg: P2PMessage = { type: 'p2p', on, epoch };
+      if (peer) msg.peer = peer;
+      if (bool(v, 'initiator')) msg.initiator = true;
+      const reason = str(v, 'reason');
+      if (reason) msg.reason = reason;
+      return msg;
+    }
+    case 'p2p-offer':
+    case 'p2p-answer':
+    case 'p2p-candidate': {
+      const epoch = v['epoch'];
+      const from = str(v, 'from');
+      if (typeof epoch !== 'number' || !Number.isInteger(epoch) || !from) return undefined;
+      if (v['type'] === 'p2p-candidate') {
+        const c = v['candidate'] === undefined ? null : candidate(v['candidate']);
+        if (c === undefined) return undefined;
+        return { type: 'p2p-candidate', from, epoch, candidate: c };
+      }
+      const sdp = str(v, 'sdp');
+      if (!sdp) return undefined;
+      return { type: v['type'], from, epoch, sdp };
     }
     case 'stats': {
       const estimate = numField(v, 'estimate', isCount, 0);

@@ -22,7 +22,7 @@ export class RemoteMedia {
 
   /** `bind` is null without end-to-end encryption. */
   constructor(
-    private readonly emitter: Emitter<ConferenceEvents>,
+    private readonly emitter: Pick<Emitter<ConferenceEvents>, 'emit'>,
     private readonly log: Logger,
     private readonly bind: BindReceiver | null,
   ) {}

@@ -126,6 +126,29 @@ export interface RaiseHand {
   raised: boolean;
 }
 
+// ---- cluster.go ----
+
+/** Cluster messages (docs/cluster.md, docs/protocol.md "Redirect"). */
+export const TypeRedirect = "redirect"; // server → client: join again at another node, the bridge chosen for you
+
+/**
+ * Redirect answers a join at a node that is not the participant's bridge: the
+ * server closes the connection right after it, and the client sends the same
+ * join (token, resume) on a new WebSocket to URL, and uses URL for its
+ * reconnects from then on.
+ */
+export interface Redirect {
+  /**
+   * URL is the bridge's signaling WebSocket (ws:// or wss://…/ws), with the
+   * query that makes that node serve the join.
+   */
+  url: string;
+  /** Node and Region name the bridge; Reason says why it was chosen. */
+  node: string;
+  region: string;
+  reason: string;
+}
+
 // ---- errors.go ----
 
 /** Error codes (docs/protocol.md). */
@@ -475,6 +498,7 @@ export type MessageType =
   | typeof TypeChat
   | typeof TypeChatHistory
   | typeof TypeRaiseHand
+  | typeof TypeRedirect
   | typeof TypeSpeaker
   | typeof TypeForwarded
   | typeof TypePauseVideo

@@ -1,0 +1,308 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podium-sfu/podium/internal/cluster"
+	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/room"
+	"github.com/podium-sfu/podium/internal/signal"
+	"github.com/podium-sfu/podium/internal/web"
+)
+
+// startCluster joins the cluster (docs/cluster.md): the embedded NATS server,
+// or the external one; a single node binds no port at all.
+func (s *Server) startCluster(opts Options) error {
+	cfg := s.cfg
+	var routeTLS *tls.Config
+	if cfg.ClusterTLSCert != "" {
+		var err error
+		if routeTLS, err = clusterTLS(cfg); err != nil {
+			return err
+		}
+	}
+	if cfg.NATS != "" && cfg.ClusterListen != "" {
+		s.log.Warn("cluster-listen and cluster-peers are ignored: nats names an external NATS, which is the cluster")
+	}
+	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: newCPUMeter()}
+	node, err := cluster.Start(cluster.Config{
+		NodeID: opts.NodeID, Region: cfg.Region, URL: s.url, RelayPort: cfg.RelayPort,
+		Listen: cfg.ClusterListen, Peers: cfg.ClusterPeers, NATSURL: cfg.NATS, Credentials: cfg.NATSCreds,
+		RouteTLS: routeTLS, Heartbeat: opts.ClusterHeartbeat, TTL: opts.ClusterTTL, Log: s.log,
+	}, src)
+	if err != nil {
+		return err
+	}
+	s.node = node
+	src.node = node
+	if err := node.Handle("participants", s.answerParticipants); err != nil {
+		node.Close()
+		return err
+	}
+	return nil
+}
+
+// clusterTLS is mutual TLS for the routes, from the NATS cluster tls options.
+func clusterTLS(cfg config.Config) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(cfg.ClusterTLSCert, cfg.ClusterTLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("cluster-tls-cert: %w", err)
+	}
+	ca, err := os.ReadFile(cfg.ClusterTLSCA)
+	if err != nil {
+		return nil, fmt.Errorf("cluster-tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("cluster-tls-ca: no certificate in %s", cfg.ClusterTLSCA)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ClientCAs: pool,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Node is the server's cluster membership.
+func (s *Server) Node() *cluster.Node { return s.node }
+
+// place chooses the bridge for a join (session.Deps.Place): nil serves it here.
+func (s *Server) place(roomName, region, bridge string) *signal.Redirect {
+	self := s.node.ID()
+	if bridge == self {
+		return nil // a redirect sent the client here
+	}
+	if region == "" {
+		region = s.cfg.Region
+	}
+	now := time.Now()
+	entries := s.node.Bridges(roomName, now)
+	in := cluster.Selection{Region: region, Nodes: s.node.Nodes(now)}
+	for _, e := range entries {
+		in.Conference = append(in.Conference, e.Node)
+		for range e.Participants {
+			in.Members = append(in.Members, cluster.Member{Bridge: e.Node}) // RTTs: with the relay's probes
+		}
+	}
+	if _, here := s.hub.Room(roomName); here && !containsString(in.Conference, self) {
+		in.Conference = append(in.Conference, self) // not in the directory yet
+	}
+	choice, ok := cluster.Select(in)
+	if !ok || choice.Node == self {
+		return nil
+	}
+	for _, n := range in.Nodes {
+		if n.ID == choice.Node && n.URL != "" {
+			ws, err := bridgeWSURL(n.URL, region, n.ID)
+			if err != nil {
+				return nil
+			}
+			s.redirects.Add(1)
+			return &signal.Redirect{URL: ws, Node: n.ID, Region: n.Region, Reason: string(choice.Reason)}
+		}
+	}
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// wsURL is a node's signaling WebSocket for a redirected client.
+func bridgeWSURL(base, region, node string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	default:
+		u.Scheme = "ws"
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/ws"
+	u.RawQuery = url.Values{"region": {region}, "bridge": {node}}.Encode()
+	return u.String(), nil
+}
+
+// participantsReply is the answer to a participants request.
+type participantsReply struct {
+	Participants []room.ParticipantStats `json:"participants"`
+}
+
+// answerParticipants answers another node: the room's participants here.
+func (s *Server) answerParticipants(req []byte) ([]byte, error) {
+	name := string(req)
+	if !signal.ValidRoom(name) {
+		return nil, errors.New("not a room name")
+	}
+	reply := participantsReply{Participants: []room.ParticipantStats{}}
+	if rm, ok := s.hub.Room(name); ok {
+		if st, ok := rm.Stats(time.Now()); ok {
+			reply.Participants = st.Participants
+		}
+	}
+	return json.Marshal(reply)
+}
+
+// remoteParticipants asks every other bridge of the room for its participants
+// (web.Admin.Remote), at once, each answer within 2 s.
+func (s *Server) remoteParticipants(ctx context.Context, roomName string) []web.Bridge {
+	now := time.Now()
+	regions := map[string]string{}
+	for _, n := range s.node.Nodes(now) {
+		regions[n.ID] = n.Region
+	}
+	var out []web.Bridge
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, e := range s.node.Bridges(roomName, now) {
+		if e.Node == s.node.ID() {
+			continue
+		}
+		wg.Add(1)
+		go func(node string) {
+			defer wg.Done()
+			b := web.Bridge{Node: node, Region: regions[node]}
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			body, err := s.node.Request(rctx, node, "participants", []byte(roomName))
+			var reply struct {
+				Participants []json.RawMessage `json:"participants"`
+			}
+			if err == nil {
+				err = json.Unmarshal(body, &reply)
+			}
+			if err != nil {
+				b.Error = err.Error()
+			} else {
+				b.Participants = reply.Participants
+			}
+			mu.Lock()
+			out = append(out, b)
+			mu.Unlock()
+		}(e.Node)
+	}
+	wg.Wait()
+	return out
+}
+
+// clusterSource is what the node publishes: load and the rooms served here.
+type clusterSource struct {
+	hub      *room.Hub
+	draining *atomic.Bool
+	node     *cluster.Node
+	cpu      *cpuMeter
+
+	// Owned by the node's heartbeat goroutine.
+	rooms     []cluster.RoomEntry
+	lastBytes uint64
+	lastAt    time.Time
+}
+
+func (c *clusterSource) Load() cluster.Load {
+	now := time.Now()
+	stats, totals := c.hub.Collect(now)
+	bytes := totals.Kinds[room.KindAudio].BytesOut + totals.Kinds[room.KindVideo].BytesOut
+	var bps int64
+	if !c.lastAt.IsZero() && now.After(c.lastAt) && bytes >= c.lastBytes {
+		bps = int64(float64(bytes-c.lastBytes) * 8 / now.Sub(c.lastAt).Seconds())
+	}
+	c.lastBytes, c.lastAt = bytes, now
+	l := cluster.Load{CPU: c.cpu.share(now), BitrateBps: bps, Rooms: len(stats), Draining: c.draining.Load()}
+	c.rooms = c.rooms[:0]
+	for _, st := range stats {
+		l.Participants += len(st.Participants)
+		e := cluster.RoomEntry{Room: st.Name, Participants: len(st.Participants), LastN: st.LastN,
+			OnStage: st.OnStage, E2EERequired: st.E2EERequired, Speaker: st.Speaker}
+		if len(st.Participants) > 0 {
+			e.RTTMS = map[string]float64{}
+			for _, p := range st.Participants {
+				if p.RTTPublishMS > 0 {
+					e.RTTMS[p.ID] = p.RTTPublishMS
+				}
+			}
+		}
+		c.rooms = append(c.rooms, e)
+	}
+	return l
+}
+
+func (c *clusterSource) Rooms() []cluster.RoomEntry { return c.rooms }
+
+// cpuMeter is the process's CPU share of the machine between two calls.
+type cpuMeter struct {
+	last   time.Duration
+	lastAt time.Time
+}
+
+func newCPUMeter() *cpuMeter { return &cpuMeter{last: processCPU(), lastAt: time.Now()} }
+
+func (m *cpuMeter) share(now time.Time) float64 {
+	cpu := processCPU()
+	wall := now.Sub(m.lastAt)
+	used := cpu - m.last
+	m.last, m.lastAt = cpu, now
+	if wall <= 0 || used < 0 {
+		return 0
+	}
+	return min(1, used.Seconds()/wall.Seconds()/float64(runtime.NumCPU()))
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clusterCollector exposes the cluster gauges on /metrics.
+type clusterCollector struct{ s *Server }
+
+var (
+	clusterNodesDesc = prometheus.NewDesc("podium_cluster_nodes",
+		"Healthy nodes in the cluster registry, this one included (1 for a single node).", nil, nil)
+	clusterRoomsDesc = prometheus.NewDesc("podium_cluster_rooms",
+		"Rooms in the cluster's room directory, whichever bridges serve them.", nil, nil)
+	clusterServedDesc = prometheus.NewDesc("podium_cluster_rooms_served",
+		"Rooms this node serves as a bridge.", nil, nil)
+	clusterRedirectsDesc = prometheus.NewDesc("podium_cluster_redirects_total",
+		"Joins this node sent to another bridge.", nil, nil)
+)
+
+func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- clusterNodesDesc
+	ch <- clusterRoomsDesc
+	ch <- clusterServedDesc
+	ch <- clusterRedirectsDesc
+}
+
+func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	nodes, rooms := 1, 0
+	if c.s.node != nil {
+		nodes, rooms = c.s.node.HealthyNodes(now), len(c.s.node.Rooms(now))
+	}
+	ch <- prometheus.MustNewConstMetric(clusterNodesDesc, prometheus.GaugeValue, float64(nodes))
+	ch <- prometheus.MustNewConstMetric(clusterRoomsDesc, prometheus.GaugeValue, float64(rooms))
+	ch <- prometheus.MustNewConstMetric(clusterServedDesc, prometheus.GaugeValue, float64(len(c.s.hub.Rooms())))
+	ch <- prometheus.MustNewConstMetric(clusterRedirectsDesc, prometheus.CounterValue, float64(c.s.redirects.Load()))
+}

@@ -1,0 +1,40 @@
+package session
+
+import (
+	"errors"
+
+	"github.com/podium-sfu/podium/internal/auth"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// Hints are what a client's WebSocket URL tells about where it belongs
+// (docs/cluster.md): its region (?region=) and the bridge a redirect sent it
+// to (?bridge=). Both are checked by the web layer; both only steer the
+// choice of bridge.
+type Hints struct {
+	Region string
+	Bridge string
+}
+
+// errRedirected ends a session whose client was sent to another bridge.
+var errRedirected = errors.New("redirected to another bridge")
+
+// place asks the cluster which bridge serves the join: a token's region claim
+// wins over the URL's. When another node does, the client gets a redirect and
+// the session ends (normal closure).
+func (s *Session) place(room string, claims *auth.Claims) error {
+	if s.deps.Place == nil {
+		return nil
+	}
+	region := s.hints.Region
+	if claims != nil && claims.Region != "" {
+		region = claims.Region
+	}
+	rd := s.deps.Place(room, region, s.hints.Bridge)
+	if rd == nil {
+		return nil
+	}
+	s.log.Info("redirected to another bridge", "room", room, "node", rd.Node, "region", rd.Region, "reason", rd.Reason)
+	s.Send(signal.TypeRedirect, *rd)
+	return errRedirected
+}

@@ -1,0 +1,36 @@
+package web
+
+import (
+	"fmt"
+	"net/url"
+)
+
+// Hints are what a signaling WebSocket's URL says about where the client
+// belongs in a cluster (docs/cluster.md): /ws?region=NAME&bridge=NODE.
+type Hints struct {
+	Region string // the participant's region, overriding the node's
+	Bridge string // the node a redirect sent the client to
+}
+
+// wsHints reads and checks the hints: each is 1 to 32 of a-z, A-Z, 0-9, - and _.
+func wsHints(q url.Values) (Hints, error) {
+	h := Hints{Region: q.Get("region"), Bridge: q.Get("bridge")}
+	for _, f := range []struct{ name, v string }{{"region", h.Region}, {"bridge", h.Bridge}} {
+		if f.v != "" && !validName(f.v) {
+			return Hints{}, fmt.Errorf("%s: %q must be 1 to 32 of a-z, A-Z, 0-9, - and _", f.name, truncate(f.v))
+		}
+	}
+	return h, nil
+}
+
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
