@@ -150,6 +150,12 @@ func Start(cfg Config, src Source) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
+	sub, err := n.nc.Subscribe(heartbeatSubject+"*", func(m *nats.Msg) { n.onHeartbeat(m.Data) })
+	if err != nil {
+		n.Close()
+		return nil, fmt.Errorf("cluster: heartbeats: %w", err)
+	}
+	n.subs = append(n.subs, sub)
 	n.wg.Add(1)
 	go func() { defer n.wg.Done(); n.run() }()
 	return n, nil
@@ -334,10 +340,11 @@ func (n *Node) run() {
 			break
 		}
 		n.log.Debug("cluster: waiting for jetstream", "err", err)
+		n.publishHeartbeat() // the others see us meanwhile
 		select {
 		case <-n.ctx.Done():
 			return
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(min(250*time.Millisecond, n.cfg.Heartbeat)):
 		}
 	}
 	close(n.ready)

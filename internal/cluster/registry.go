@@ -39,14 +39,40 @@ func (n *Node) self() NodeInfo {
 	return NodeInfo{ID: n.cfg.NodeID, Region: n.cfg.Region, URL: n.cfg.URL, RelayPort: n.cfg.RelayPort}
 }
 
-// putSelf writes this node's entry with its current load.
+// putSelf writes this node's entry with its current load to the bucket and
+// publishes it as a heartbeat.
 func (n *Node) putSelf(ctx context.Context, kv jetstream.KeyValue) error {
+	b := n.publishHeartbeat()
+	_, err := kv.Put(ctx, n.cfg.NodeID, b)
+	return err
+}
+
+// publishHeartbeat sends this node's entry as a heartbeat and returns it. The
+// heartbeat is plain NATS (routed, no Raft): health does not wait for the
+// bucket's stream, which stalls for a leader election (4–9 s) when its leader
+// dies, nor for JetStream to form at start.
+func (n *Node) publishHeartbeat() []byte {
 	info := n.self()
 	info.Load = n.src.Load()
 	info.Started = started.UnixMilli()
 	b, _ := json.Marshal(info)
-	_, err := kv.Put(ctx, n.cfg.NodeID, b)
-	return err
+	_ = n.nc.Publish(heartbeatSubject+n.cfg.NodeID, b)
+	return b
+}
+
+// heartbeatSubject + node id carries a node's heartbeats.
+const heartbeatSubject = "podium.heartbeat."
+
+// onHeartbeat records a node's heartbeat.
+func (n *Node) onHeartbeat(data []byte) {
+	var info NodeInfo
+	if json.Unmarshal(data, &info) != nil || info.ID == "" {
+		return
+	}
+	n.mu.Lock()
+	prev := n.nodes[info.ID]
+	n.nodes[info.ID] = seenNode{info: info, seen: time.Now(), rev: prev.rev}
+	n.mu.Unlock()
 }
 
 var started = time.Now()
@@ -98,7 +124,11 @@ func (n *Node) watchNodes(w jetstream.KeyWatcher) {
 				var info NodeInfo
 				prev, had := n.nodes[e.Key()]
 				if json.Unmarshal(e.Value(), &info) == nil && info.ID == e.Key() && (!had || e.Revision() > prev.rev) {
-					n.nodes[info.ID] = seenNode{info: info, seen: time.Now(), rev: e.Revision()}
+					seen := time.Now()
+					if had && prev.seen.After(seen) {
+						seen = prev.seen
+					}
+					n.nodes[info.ID] = seenNode{info: info, seen: seen, rev: e.Revision()}
 				}
 			}
 			n.mu.Unlock()
