@@ -155,7 +155,7 @@ func TestTokenCommand(t *testing.T) {
 	}
 	var stdout, stderr strings.Builder
 	err := runToken([]string{"--room", "standup", "--identity", "alice", "--name", "Alice", "--perms", "subscribe",
-		"--ttl", "1h", "--key", "new", "--url", "https://meet.example.org/"}, getenv, &stdout, &stderr, now)
+		"--ttl", "1h", "--key", "new", "--url", "https://meet.example.org/", "--region", "eu-west"}, getenv, &stdout, &stderr, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Room != "standup" || c.Identity != "alice" || c.Name != "Alice" || c.Permissions != (auth.Permissions{Subscribe: true}) ||
-		!c.Expires.Equal(now.Add(time.Hour)) || c.KeyID != "new" {
+		!c.Expires.Equal(now.Add(time.Hour)) || c.KeyID != "new" || c.Region != "eu-west" {
 		t.Errorf("claims %+v", c)
 	}
 	for _, bad := range [][]string{
@@ -178,6 +178,7 @@ func TestTokenCommand(t *testing.T) {
 		{"--room", "r", "--perms", "root"},
 		{"--room", "r", "--ttl", "-1h"},
 		{"--room", "r", "--key", "missing"},
+		{"--room", "r", "--region", "eu west"},
 		{"--room", "*", "--url", "https://x/"},
 	} {
 		if err := runToken(bad, getenv, io.Discard, io.Discard, now); err == nil {

@@ -50,6 +50,7 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 	keyID := fs.String("key", "", "id of the auth key to sign with (default: the first)")
 	base := fs.String("url", "", "the server's URL: also print a join link for the room")
 	e2ee := fs.Bool("e2ee", false, "the holder must encrypt end to end (join with #e2ee=<passphrase>), else e2ee-required")
+	region := fs.String("region", "", "place the holder in this cluster region, whichever node it reaches (docs/cluster.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +66,9 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 	}
 	if *ttl <= 0 {
 		return errors.New("--ttl: must be positive")
+	}
+	if *region != "" && !config.ValidRegion(*region) {
+		return errors.New("--region: 1-32 of A-Z a-z 0-9 - _")
 	}
 	var cfgArgs []string
 	if *configPath != "" {
@@ -91,7 +95,7 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 		}
 	}
 	token, err := auth.Sign(key, auth.Claims{Room: *roomName, Identity: *identity, Name: *name, Permissions: p,
-		E2EE: *e2ee, IssuedAt: now, Expires: now.Add(*ttl)})
+		E2EE: *e2ee, Region: *region, IssuedAt: now, Expires: now.Add(*ttl)})
 	if err != nil {
 		return err
 	}
