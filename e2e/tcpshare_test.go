@@ -416,6 +416,9 @@ func (s *shareRun) phaseFigures(name string, from, to time.Time, one, ten bool) 
 	t.Logf("ADAPTATION scenario=tcp-share phase=%s video_kbps=%.0f tcp_kbps=%.0f stage_kbps=%.0f stage_fps=%.1f longest_stall=%s frozen_s=%.1f "+
 		"audio_loss=%.2f%% queue_p95_ms=%d stage_samples_suspended=%d/%d height_changes=%d", name, w.VideoKbps, w.TCPKbps, ss.Bitrate(from, to),
 		fps, secs(stall), ss.FrozenSeconds(from, to), 100*w.AudioLoss, w.QueueP95.Milliseconds(), suspended, len(win), ss.HeightChanges(from, to))
+	if (one || ten) && w.TCPKbps < 1000 {
+		t.Errorf("%s: the competing TCP got %.0f kb/s: the flows did not run", name, w.TCPKbps)
+	}
 	if one {
 		if w.VideoKbps < shareOneFlowKb {
 			t.Errorf("%s: video to the receiver %.0f kb/s against one CUBIC flow (TCP %.0f kb/s), want at least %d", name, w.VideoKbps, w.TCPKbps, shareOneFlowKb)
