@@ -207,11 +207,22 @@ type shareRun struct {
 	other string
 	farm  *iperfFarm
 
-	mu     sync.Mutex
-	phase  string
-	flows  int
-	rows   []tcpRow
-	queues []queueSample
+	mu      sync.Mutex
+	phase   string
+	flows   int
+	rows    []tcpRow
+	queues  []queueSample
+	figures []string // the ADAPTATION lines, for tcp-share.txt
+}
+
+// figure logs an ADAPTATION line and keeps it for tcp-share.txt.
+func (s *shareRun) figure(format string, args ...any) {
+	s.t.Helper()
+	line := fmt.Sprintf(format, args...)
+	s.t.Log(line)
+	s.mu.Lock()
+	s.figures = append(s.figures, line)
+	s.mu.Unlock()
 }
 
 type queueSample struct {
@@ -413,7 +424,7 @@ func (s *shareRun) phaseFigures(name string, from, to time.Time, one, ten bool) 
 			onLowest++
 		}
 	}
-	t.Logf("ADAPTATION scenario=tcp-share phase=%s video_kbps=%.0f tcp_kbps=%.0f stage_kbps=%.0f stage_fps=%.1f longest_stall=%s frozen_s=%.1f "+
+	s.figure("ADAPTATION scenario=tcp-share phase=%s video_kbps=%.0f tcp_kbps=%.0f stage_kbps=%.0f stage_fps=%.1f longest_stall=%s frozen_s=%.1f "+
 		"audio_loss=%.2f%% queue_p95_ms=%d stage_samples_suspended=%d/%d height_changes=%d", name, w.VideoKbps, w.TCPKbps, ss.Bitrate(from, to),
 		fps, secs(stall), ss.FrozenSeconds(from, to), 100*w.AudioLoss, w.QueueP95.Milliseconds(), suspended, len(win), ss.HeightChanges(from, to))
 	if (one || ten) && w.TCPKbps < 1000 {
@@ -443,7 +454,7 @@ func (s *shareRun) phaseFigures(name string, from, to time.Time, one, ten bool) 
 func (s *shareRun) recovered(name string, stopped time.Time, stage, other int) {
 	s.t.Helper()
 	took, ok := s.backOn(stopped, stage, other, 2*shareRecovery)
-	s.t.Logf("ADAPTATION scenario=tcp-share phase=%s-recovery previous_layers=%d/%d back_after=%s back=%v", name, stage, other, secs(took), ok)
+	s.figure("ADAPTATION scenario=tcp-share phase=%s-recovery previous_layers=%d/%d back_after=%s back=%v", name, stage, other, secs(took), ok)
 	if !ok || took > shareRecovery {
 		s.t.Errorf("%s: back on the previous layers (stage %d, other %d) %s after the flows stopped (found %v), want within %v",
 			name, stage, other, secs(took), ok, shareRecovery)
@@ -636,7 +647,10 @@ func (s *shareRun) write(dir string) error {
 		x.t, x.video, x.tcp, x.est = append(x.t, ts), append(x.video, video/1000), append(x.tcp, tcp/1000), append(x.est, float64(b.Estimate)/1e6)
 		x.enc, x.fps = append(x.enc, float64(b.StageEnc)), append(x.fps, fps/10)
 	}
-	files := map[string][]byte{"tcp-share.csv": []byte(csv.String())}
+	s.mu.Lock()
+	summary := strings.Join(s.figures, "\n") + "\n"
+	s.mu.Unlock()
+	files := map[string][]byte{"tcp-share.csv": []byte(csv.String()), "tcp-share.txt": []byte(summary)}
 	titles := map[string]string{
 		"i":   "(i) one CUBIC flow for 60 s, then ten for 20 s",
 		"ii":  "(ii) ten CUBIC flows started 10 s apart",
