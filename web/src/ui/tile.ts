@@ -21,7 +21,9 @@ export const CANNOT_DECRYPT_TEXT = 'Cannot decrypt — end-to-end encrypted with
 
 export class Tile {
   readonly el: HTMLDivElement;
-  private readonly video: HTMLVideoElement;
+  private video: HTMLVideoElement;
+  /** A video being readied off screen to replace the shown one (setVideoTrack). */
+  private standby: HTMLVideoElement | null = null;
   private readonly audio: HTMLAudioElement | null;
   private readonly nameEl: HTMLSpanElement;
   private readonly initials: HTMLSpanElement;
@@ -41,11 +43,7 @@ export class Tile {
 
   constructor(opts: TileOptions) {
     const local = opts.participantId === undefined;
-    this.video = h('video', { class: 'video', attrs: { autoplay: '', playsinline: '' } });
-    // Properties, not just attributes: `muted` as an attribute only sets the default.
-    this.video.muted = true;
-    this.video.autoplay = true;
-    this.video.playsInline = true;
+    this.video = videoElement();
     this.audio = local ? null : h('audio', { attrs: { autoplay: '' } });
     if (this.audio) this.audio.autoplay = true;
     this.nameEl = h('span', { class: 'name' });
@@ -227,10 +225,49 @@ export class Tile {
 
   setVideoTrack(track: MediaStreamTrack | null): void {
     if (track === this.videoTrack) return;
+    const showing = this.videoTrack !== null && this.video.readyState >= 2 && !this.undecryptable;
     this.videoTrack = track;
+    this.dropStandby();
+    if (track && showing) return this.swapWhenReady(track);
     this.video.srcObject = track && !this.undecryptable ? new MediaStream([track]) : null;
     this.el.classList.toggle('no-video', track === null);
     if (track) this.video.play()?.catch(() => {});
+  }
+
+  /**
+   * Another track replaces one that shows a picture (say the same participant
+   * from the direct connection, or back from the SFU): it is readied in a
+   * video element off screen and swapped in once it has a frame, so the tile
+   * never shows an empty picture in between (at most 1 s later regardless).
+   */
+  private swapWhenReady(track: MediaStreamTrack): void {
+    const next = videoElement();
+    this.standby = next;
+    next.srcObject = new MediaStream([track]);
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const swap = (): void => {
+      if (this.standby !== next) return;
+      this.standby = null;
+      if (timer !== null) clearTimeout(timer);
+      next.removeEventListener('loadeddata', swap);
+      next.hidden = this.video.hidden;
+      const old = this.video;
+      old.replaceWith(next);
+      this.video = next;
+      old.srcObject = null;
+      next.play()?.catch(() => {});
+    };
+    next.addEventListener('loadeddata', swap);
+    timer = setTimeout(swap, 1000);
+    next.play()?.catch(() => {});
+    if (next.readyState >= 2) swap();
+  }
+
+  private dropStandby(): void {
+    const s = this.standby;
+    if (!s) return;
+    this.standby = null;
+    s.srcObject = null;
   }
 
   /**
@@ -240,6 +277,7 @@ export class Tile {
   setUndecryptable(on: boolean): void {
     if (on === this.undecryptable) return;
     this.undecryptable = on;
+    if (on) this.dropStandby();
     if (!this.decryptNote) {
       this.decryptNote = h('div', { class: 'decrypt-note', text: CANNOT_DECRYPT_TEXT });
       this.el.append(this.decryptNote);
@@ -273,10 +311,20 @@ export class Tile {
   }
 
   destroy(): void {
+    this.dropStandby();
     this.video.srcObject = null;
     if (this.audio) this.audio.srcObject = null;
     this.el.remove();
   }
+}
+
+function videoElement(): HTMLVideoElement {
+  const v = h('video', { class: 'video', attrs: { autoplay: '', playsinline: '' } });
+  // Properties, not just attributes: `muted` as an attribute only sets the default.
+  v.muted = true;
+  v.autoplay = true;
+  v.playsInline = true;
+  return v;
 }
 
 function initialsOf(name: string): string {
