@@ -223,6 +223,12 @@ type DownlinkStats struct {
 	Retransmits        uint64  `json:"retransmits"`
 	RetransmitsDropped uint64  `json:"retransmitsOverBudget"`
 	NACKsSkipped       uint64  `json:"nacksSkipped"`
+	// QueueMS is the queueing delay the estimator sees on the path now;
+	// Competing says it holds its share on loss beside flows that fill the
+	// queue, CompeteEntries how often it switched to that (bwe compete.go).
+	QueueMS        float64 `json:"queueMs"`
+	Competing      bool    `json:"competing"`
+	CompeteEntries int     `json:"competeEntries"`
 	// SwitchEvents are its latest layer switches, oldest first.
 	SwitchEvents []SwitchEvent `json:"switchEvents"`
 }
@@ -309,6 +315,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
 				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped,
+				QueueMS: float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,
 				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
 		}
 		st.Totals.Bandwidth.add(m, linkStats)
