@@ -81,8 +81,11 @@ func (s *Server) Node() *cluster.Node { return s.node }
 // place chooses the bridge for a join (session.Deps.Place): nil serves it here.
 func (s *Server) place(roomName, region, bridge string) *signal.Redirect {
 	self := s.node.ID()
-	if bridge == self {
-		return nil // a redirect sent the client here
+	if bridge == self { // a redirect sent the client here
+		if _, here := s.hub.Room(roomName); !here {
+			time.AfterFunc(100*time.Millisecond, s.node.Touch) // see below
+		}
+		return nil
 	}
 	if region == "" {
 		region = s.cfg.Region
@@ -101,6 +104,12 @@ func (s *Server) place(roomName, region, bridge string) *signal.Redirect {
 	}
 	choice, ok := cluster.Select(in)
 	if !ok || choice.Node == self {
+		if !containsString(in.Conference, self) {
+			// A room new here: publish it in the directory right after the
+			// join rather than at the next heartbeat, so that others who join
+			// meanwhile elsewhere are sent here.
+			time.AfterFunc(100*time.Millisecond, s.node.Touch)
+		}
 		return nil
 	}
 	for _, n := range in.Nodes {
