@@ -35,3 +35,17 @@ func TestClusterKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintConfigMasksTheNATSPassword(t *testing.T) {
+	cfg, err := Load([]string{"--nats", "nats://podium:hunter22@10.0.0.9:4222"}, env{}.get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := cfg.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "hunter22") || !strings.Contains(b.String(), "nats://podium:xxxxx@10.0.0.9:4222") {
+		t.Fatalf("printed:\n%s", b.String())
+	}
+}

@@ -52,7 +52,7 @@ type Config struct {
 	ClusterTLSCert string   `key:"cluster-tls-cert" help:"certificate (PEM) for the cluster routes (mutual TLS, NATS cluster tls)"`
 	ClusterTLSKey  string   `key:"cluster-tls-key" help:"private key (PEM) for cluster-tls-cert"`
 	ClusterTLSCA   string   `key:"cluster-tls-ca" help:"CA (PEM) that signs every node's cluster certificate"`
-	NATS           string   `key:"nats" help:"URL of an external NATS (with JetStream) to use instead of the embedded server, e.g. nats://10.0.0.2:4222"`
+	NATS           string   `key:"nats" secret:"url" help:"URL of an external NATS (with JetStream) to use instead of the embedded server, e.g. nats://10.0.0.2:4222"`
 	NATSCreds      string   `key:"nats-creds" help:"NATS credentials file for nats"`
 	RelayPort      int      `key:"relay-port" help:"UDP port reserved for bridge-to-bridge media (the relay; 0: none)"`
 	LogLevel       string   `key:"log-level" help:"debug, info, warn or error"`

@@ -24,8 +24,11 @@ func (c *Config) Print(w io.Writer) error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		value := v.Field(i).Interface()
-		if f.Tag.Get("secret") == "true" {
+		switch f.Tag.Get("secret") {
+		case "true":
 			value = maskSecrets(v.Field(i))
+		case "url": // a URL whose password is masked (user:xxxxx@host)
+			value = redactURL(v.Field(i).String())
 		}
 		if d, ok := value.(time.Duration); ok {
 			value = d.String()
