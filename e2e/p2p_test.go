@@ -282,9 +282,16 @@ func TestP2PTwoPartyCall(t *testing.T) {
 	// The third leaves: P2P again, not before the hold, without a gap.
 	ann.startSampler(t, bobWho)
 	bob.startSampler(t, annWho)
+	before, _ := ann.p2p()
 	cid.Close()
 	left := time.Now()
-	ann.inPhase(t, "connecting", 20*time.Second)
+	within(t, "Ann gets a new P2P epoch", 20*time.Second, func() (bool, string) {
+		info, err := ann.p2p()
+		if err != nil {
+			return false, err.Error()
+		}
+		return info.Epoch > before.Epoch, fmt.Sprintf("epoch %d, phase %s", info.Epoch, info.Phase)
+	})
 	if since := time.Since(left); since < room.P2PHold {
 		t.Fatalf("P2P resumed %v after the third left, before the %v hold", since, room.P2PHold)
 	}
