@@ -85,7 +85,7 @@ func TestCompetingCubicHoldsAThird(t *testing.T) {
 
 // Ten CUBIC downloads: the stage keeps at least its lowest layer, never
 // suspended, and the top layer returns within 5 s of the downloads stopping
-// in at least 6 of the 8 seeds, within 8 s in all (measured: 2.0–6.5 s).
+// in at least 6 of the 8 seeds, within 8 s in all (measured: 2.0–3.9 s).
 func TestCompetingTenCubicKeepsTheLowestLayer(t *testing.T) {
 	late := 0
 	for seed := int64(1); seed <= seeds; seed++ {
