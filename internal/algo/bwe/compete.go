@@ -38,7 +38,7 @@ const (
 	competeDrained   = 10 * time.Millisecond // the queue fell below this: back to delay mode
 	competeDrainSlot = 500 * time.Millisecond
 	competeSendWin   = 750 * time.Millisecond // media rate window for the send-rate comparison
-	competeDelivered = 0.9                   // and the path delivers this share of what we send
+	competeDelivered = 0.9                    // and the path delivers this share of what we send
 
 	longBaseSlots  = 24 // the base one-way delay is the least of the last 24 × 5 s
 	longBaseLength = 5 * time.Second
