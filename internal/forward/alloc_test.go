@@ -108,7 +108,7 @@ func TestNACKAnswerDoesNotAllocate(t *testing.T) {
 	now := time.Now() // after the packets were stored: parse stamps them with the wall clock
 	allocs := testing.AllocsPerRun(1000, func() {
 		now = now.Add(time.Millisecond)
-		if !d.resend(f.seq-50, now) {
+		if !d.resend(f.seq-50, now, nil) {
 			t.Fatal("cached packet not resent")
 		}
 	})

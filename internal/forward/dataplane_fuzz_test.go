@@ -54,10 +54,14 @@ func FuzzOwnDataPlane(f *testing.F) {
 			}
 			seqs = append(seqs, h.SequenceNumber)
 		}
+		out := wire.NewBatch(4)
 		for _, s := range seqs {
-			d.resend(s, t0.Add(time.Second))
+			if out.Free() == 0 {
+				out.Flush()
+			}
+			d.resend(s, t0.Add(time.Second), out)
 		}
-		d.flushFeedback()
+		out.Flush()
 	})
 }
 

@@ -234,3 +234,56 @@ func TestPionRouteUsesPionWriter(t *testing.T) {
 		t.Fatalf("%d packets through pion, want 1", len(rec.packets()))
 	}
 }
+
+// RTCP taken at the socket: one compound with a receiver report, a NACK and
+// transport-wide feedback goes through Link.HandleRTCP — the NACK is answered
+// into the socket reader's batch, the feedback reaches the estimator.
+func TestLinkHandlesRTCPTakenAtTheSocket(t *testing.T) {
+	sfu, _ := wire.NewSocket(udp(t))
+	k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, 40)
+	end := newReceiverEnd(t, k)
+	up := newVideoUp(t, &keyframeRequests{})
+	l := NewLink(bwe.DefaultConfig())
+	d := NewDownTrack(up, "r")
+	d.SetLink(l)
+	d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
+	if _, err := d.Bind(videoContext(5000, 6000).withWriter(&recorder{}).withTWCC(3)); err != nil {
+		t.Fatal(err)
+	}
+	up.AddDown(d)
+	v := &video{t: t}
+	feed(t, up, v.next(vp8Key, true), t0)
+	feed(t, up, v.next(vp8Delta, true), t0.Add(33*time.Millisecond))
+	var first rtp.Header
+	_, _ = first.Unmarshal(end.read(t))
+	end.read(t)
+
+	fb := feedbacks(t, 3)[0]
+	compound, err := rtcp.Marshal([]rtcp.Packet{
+		&rtcp.ReceiverReport{SSRC: 1, Reports: []rtcp.ReceptionReport{{SSRC: 5000}}},
+		&rtcp.TransportLayerNack{SenderSSRC: 1, MediaSSRC: 5000, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{first.SequenceNumber})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compound = append(compound, fb...)
+	out := wire.NewBatch(4)
+	l.HandleRTCP(t0.Add(100*time.Millisecond), compound, out)
+	if out.Len() != 1 {
+		t.Fatalf("%d answers queued, want the one RTX", out.Len())
+	}
+	out.Flush()
+	p := end.read(t)
+	var h rtp.Header
+	n, _ := h.Unmarshal(p)
+	if h.SSRC != 6000 || binary.BigEndian.Uint16(p[n:]) != first.SequenceNumber {
+		t.Fatalf("answer on SSRC %d for %d, want RTX 6000 for %d", h.SSRC, binary.BigEndian.Uint16(p[n:]), first.SequenceNumber)
+	}
+	if s := l.Stats(); s.Feedbacks != 1 || s.MalformedFeedback != 0 {
+		t.Fatalf("feedbacks %d malformed %d, want 1 and 0", s.Feedbacks, s.MalformedFeedback)
+	}
+	d.SetLink(nil)
+	if l.track(5000) != nil {
+		t.Fatal("a DownTrack taken off its link is still found by SSRC")
+	}
+}

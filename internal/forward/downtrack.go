@@ -122,8 +122,11 @@ const TransportCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide
 // sequence numbers, and its video can carry probe padding. Call it before the
 // track is negotiated, and with nil when it is removed.
 func (d *DownTrack) SetLink(l *Link) {
-	if old := d.link.Swap(l); old != nil && d.proj != nil {
-		old.removeDown(d)
+	if old := d.link.Swap(l); old != nil {
+		old.unbindSSRC(d)
+		if d.proj != nil {
+			old.removeDown(d)
+		}
 	}
 	if l != nil && d.proj != nil {
 		l.addDown(d)
@@ -319,6 +322,9 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	d.bound = true
 	d.writer = ctx.WriteStream()
 	d.ssrc = uint32(ctx.SSRC())
+	if l := d.link.Load(); l != nil {
+		l.bindSSRC(d.ssrc, d)
+	}
 	d.pt = uint8(codec.PayloadType)
 	d.rtxSSRC, d.rtxPT = 0, 0
 	if rtx := findRTX(ctx.CodecParameters(), codec.PayloadType); rtx != 0 && ctx.SSRCRetransmission() != 0 {
@@ -333,6 +339,9 @@ func (d *DownTrack) Unbind(webrtc.TrackLocalContext) error {
 	d.bound = false
 	d.writer = nil
 	d.mu.Unlock()
+	if l := d.link.Load(); l != nil {
+		l.unbindSSRC(d)
+	}
 	return nil
 }
 

@@ -72,7 +72,13 @@ func (d *DownTrack) HandleRTCP(now time.Time, pkts []rtcp.Packet) {
 	if d.fb == nil && d.proj != nil {
 		d.fb = wire.NewBatch(feedbackBatch)
 	}
-	defer d.flushFeedback()
+	d.handleRTCP(now, pkts, d.fb)
+	d.flushFeedback()
+}
+
+// handleRTCP is HandleRTCP with the caller's batch (nil: audio, nothing to
+// resend), which it flushes when full, with no lock held.
+func (d *DownTrack) handleRTCP(now time.Time, pkts []rtcp.Packet, out *wire.Batch) {
 	for _, p := range pkts {
 		switch p := p.(type) {
 		case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
@@ -87,10 +93,10 @@ func (d *DownTrack) HandleRTCP(now time.Time, pkts []rtcp.Packet) {
 			for _, pair := range p.Nacks {
 				pair.Range(func(seq uint16) bool {
 					d.up.stats.NACKs.Add(1)
-					if d.fb != nil && d.fb.Free() == 0 {
-						d.flushFeedback()
+					if out != nil && out.Free() == 0 {
+						out.Flush()
 					}
-					if d.resend(seq, now) {
+					if d.resend(seq, now, out) {
 						d.up.stats.Retransmissions.Add(1)
 					}
 					return true
@@ -111,7 +117,7 @@ func (d *DownTrack) flushFeedback() {
 
 // resend answers one NACKed sequence number from the cache, as RTX when the
 // receiver negotiated it (so its loss statistics stay honest), else as the original.
-func (d *DownTrack) resend(seq uint16, now time.Time) bool {
+func (d *DownTrack) resend(seq uint16, now time.Time, out *wire.Batch) bool {
 	if d.sent == nil {
 		return false
 	}
@@ -162,7 +168,7 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	pkt := Packet{Header: h, Payload: payload}
 	d.fillHeader(&pkt)
 	if d.rtxSSRC == 0 {
-		return d.sendLocked(payload, false, d.fb) == nil
+		return d.sendLocked(payload, false, out) == nil
 	}
 	// RFC 4588: the RTX payload is the original sequence number then the original payload.
 	osn := h.SequenceNumber
@@ -176,7 +182,7 @@ func (d *DownTrack) resend(seq uint16, now time.Time) bool {
 	// No transport-wide number on the RTX stream: receivers address their
 	// feedback to the SSRC of the newest packet, and pion delivers RTCP for an
 	// RTX SSRC to nobody, so feedback would be lost.
-	return d.sendUnstampedLocked(rtxPayload, d.fb) == nil
+	return d.sendUnstampedLocked(rtxPayload, out) == nil
 }
 
 // sendUnstampedLocked writes d.hdr and payload with no transport-wide number.

@@ -68,6 +68,11 @@ type Link struct {
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
 	out       *wire.Batch // Run's: probe padding
+
+	// tracks: the connection's bound DownTracks by SSRC, for RTCP taken at the
+	// socket (HandleRTCP); copied on write under tracksMu.
+	tracks   atomic.Pointer[map[uint32]*DownTrack]
+	tracksMu sync.Mutex
 }
 
 type linkCounters struct {
@@ -200,6 +205,82 @@ func (l *Link) handleRTCP(now time.Time, p rtcp.Packet) {
 		l.est.OnREMB(now, int(min(p.Bitrate, float32(1<<31-1))))
 		l.publishLocked()
 		l.mu.Unlock()
+	}
+}
+
+// bindSSRC and unbindSSRC keep tracks.
+func (l *Link) bindSSRC(ssrc uint32, d *DownTrack) {
+	l.tracksMu.Lock()
+	defer l.tracksMu.Unlock()
+	next := map[uint32]*DownTrack{}
+	if cur := l.tracks.Load(); cur != nil {
+		for k, v := range *cur {
+			next[k] = v
+		}
+	}
+	next[ssrc] = d
+	l.tracks.Store(&next)
+}
+
+func (l *Link) unbindSSRC(d *DownTrack) {
+	l.tracksMu.Lock()
+	defer l.tracksMu.Unlock()
+	cur := l.tracks.Load()
+	if cur == nil {
+		return
+	}
+	next := make(map[uint32]*DownTrack, len(*cur))
+	for k, v := range *cur {
+		if v != d {
+			next[k] = v
+		}
+	}
+	l.tracks.Store(&next)
+}
+
+func (l *Link) track(ssrc uint32) *DownTrack {
+	if m := l.tracks.Load(); m != nil {
+		return (*m)[ssrc]
+	}
+	return nil
+}
+
+// HandleRTCP takes one compound RTCP packet of the receiver connection, taken
+// (authenticated and decrypted) at the socket: transport-wide feedback is
+// decoded in place, receiver reports and descriptions are skipped (nothing
+// reads them), NACKs and keyframe requests go to the DownTrack they name,
+// answers into out (the socket reader's batch, which it flushes).
+func (l *Link) HandleRTCP(now time.Time, b []byte, out *wire.Batch) {
+	for len(b) >= 4 {
+		size := 4 * (int(binary.BigEndian.Uint16(b[2:])) + 1)
+		if size > len(b) {
+			return
+		}
+		p := b[:size]
+		b = b[size:]
+		switch {
+		case isTransportCC(p):
+			l.handleTransportCC(now, p)
+			continue
+		case p[1] >= 200 && p[1] <= 203: // SR, RR, SDES, BYE
+			continue
+		}
+		pkts, err := rtcp.Unmarshal(p)
+		if err != nil {
+			continue
+		}
+		for _, pkt := range pkts {
+			if remb, ok := pkt.(*rtcp.ReceiverEstimatedMaximumBitrate); ok {
+				l.handleRTCP(now, remb)
+				continue
+			}
+			for _, ssrc := range pkt.DestinationSSRC() {
+				if d := l.track(ssrc); d != nil {
+					d.handleRTCP(now, []rtcp.Packet{pkt}, out)
+					break
+				}
+			}
+		}
 	}
 }
 

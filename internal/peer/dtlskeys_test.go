@@ -2,9 +2,11 @@ package peer
 
 import (
 	"bytes"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/wire"
@@ -30,12 +32,19 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	e.pionOnly, e.sendOnly = false, false // PionDataPlaneEnv=all, whatever the default
 	ours, err := e.NewSubscribePC()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ours.Close()
-	route := e.Route(ours)
+	got := make(chan []byte, 16)
+	route := e.Route(ours, func(_ time.Time, b []byte, _ *wire.Batch) {
+		select {
+		case got <- append([]byte(nil), b...):
+		default:
+		}
+	})
 	if _, err := ours.AddTransceiverFromKind(webrtc.RTPCodecTypeAudio); err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +52,7 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 	var s webrtc.SettingEngine
 	s.SetIncludeLoopbackCandidate(true)
 	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	s.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
 	theirs, err := webrtc.NewAPI(webrtc.WithSettingEngine(s)).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
@@ -113,5 +123,32 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 	}
 	if d := route.Dest(); d == nil || d.Addr.Addr().String() != "127.0.0.1" {
 		t.Fatalf("route destination %v, want the peer on 127.0.0.1", d)
+	}
+
+	// The peer's RTCP is taken at our socket, authenticated with the exported
+	// keys, and handed over decrypted.
+	pli := &rtcp.PictureLossIndication{SenderSSRC: 11, MediaSSRC: 22}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if err := theirs.WriteRTCP([]rtcp.Packet{pli}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case b := <-got:
+			pkts, err := rtcp.Unmarshal(b)
+			if err != nil || len(pkts) != 1 {
+				t.Fatalf("handed %d packets (%v)", len(pkts), err)
+			}
+			if p, ok := pkts[0].(*rtcp.PictureLossIndication); !ok || *p != *pli {
+				t.Fatalf("handed %+v, want %+v", pkts[0], pli)
+			}
+			if taken, rejected := e.RTCPTaken(); taken == 0 || rejected != 0 {
+				t.Fatalf("taken %d rejected %d", taken, rejected)
+			}
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the peer's RTCP never reached the handler")
+		}
 	}
 }

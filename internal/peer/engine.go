@@ -48,12 +48,14 @@ type Engine struct {
 	arrivals  *arrivals // transport-wide feedback of the publish connections
 	guard     *guard    // drops forged plaintext DTLS records
 	net       *observingNet
-	pionOnly  bool // RTP stays on pion's SRTP sessions (PionDataPlaneEnv)
+	ingress   *ingress // connections whose SRTCP the sockets' readers take
+	pionOnly  bool     // RTP and RTCP stay on pion's SRTP sessions (PionDataPlaneEnv)
+	sendOnly  bool     // received RTCP stays on pion's (PionDataPlaneEnv)
 }
 
 // NewEngine opens the media sockets. Close releases them.
 func NewEngine(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv()}
+	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv(), sendOnly: sendOnlyFromEnv()}
 	keepIP := ipFilter(cfg.BindIPs)
 	opts := []ice.UDPMuxFromPortOption{
 		ice.UDPMuxFromPortWithLoopback(),
@@ -64,7 +66,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e.arrivals = newArrivals()
 	e.guard = &guard{}
-	n, err := newObservingNet(e.arrivals, cfg.Stamps, e.guard)
+	e.ingress = newIngress()
+	n, err := newObservingNet(e.arrivals, cfg.Stamps, e.guard, e.ingress)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +146,12 @@ func (e *Engine) NewSubscribePC() (*webrtc.PeerConnection, error) {
 // ForgedRecordsDropped counts the UDP datagrams dropped for carrying a
 // plaintext DTLS record that is not part of a handshake (see guard).
 func (e *Engine) ForgedRecordsDropped() uint64 { return e.guard.dropped.Load() }
+
+// RTCPTaken counts the SRTCP datagrams the data plane took at the sockets
+// (authenticated and handled) and those it refused (authentication or replay).
+func (e *Engine) RTCPTaken() (taken, rejected uint64) {
+	return e.ingress.taken.Load(), e.ingress.rejected.Load()
+}
 
 // Close releases the media sockets.
 func (e *Engine) Close() {

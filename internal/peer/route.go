@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"sync"
 
 	"github.com/pion/dtls/v3"
 	"github.com/pion/webrtc/v4"
@@ -13,27 +14,43 @@ import (
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
-// PionDataPlaneEnv, set to "pion", keeps every connection's RTP on pion's
-// SRTP sessions (the path before the own data plane), e.g. to compare them.
+// PionDataPlaneEnv chooses how much of the media path is the SFU's own:
+// "pion" keeps every connection's RTP and RTCP on pion's SRTP sessions (the
+// path before the own data plane, e.g. to compare them); "send" has the data
+// plane send RTP and leaves received RTCP to pion; "all" also takes the
+// receivers' SRTCP at the socket (ingress.go). Unset means defaultDataPlane.
 const PionDataPlaneEnv = "PODIUM_DATAPLANE"
 
 // Route ties pc to a data-plane route: once DTLS is connected the route gets
 // the SRTP keys, and it follows the selected ICE pair (a UDP pair on one of
-// our sockets is written to directly; any other leaves RTP to pion). Call it
-// right after creating pc, before any negotiation.
-func (e *Engine) Route(pc *webrtc.PeerConnection) *wire.Route {
+// our sockets is written to directly; any other leaves RTP to pion). With
+// handle, the connection's SRTCP from that pair is taken at the socket and
+// given to handle (see ingress.go). Call it right after creating pc, before
+// any negotiation.
+func (e *Engine) Route(pc *webrtc.PeerConnection, handle RTCPHandler) *wire.Route {
 	r := &wire.Route{}
 	if e.pionOnly {
 		r.UsePion()
 		return r
 	}
+	if e.sendOnly {
+		handle = nil
+	}
+	in := &routeIngress{ingress: e.ingress}
 	dt := pc.SCTP().Transport()
 	ice := dt.ICETransport()
 	ice.OnSelectedCandidatePairChange(func(p *webrtc.ICECandidatePair) {
-		r.SetDest(e.dest(p))
+		d := e.dest(p)
+		r.SetDest(d)
+		in.moveTo(d)
 	})
 	dt.OnStateChange(func(st webrtc.DTLSTransportState) {
-		if st != webrtc.DTLSTransportStateConnected {
+		switch st {
+		case webrtc.DTLSTransportStateClosed, webrtc.DTLSTransportStateFailed:
+			in.close()
+			return
+		case webrtc.DTLSTransportStateConnected:
+		default:
 			return
 		}
 		// Runs under the transport's lock (see dtlskeys.go): no transport
@@ -49,8 +66,66 @@ func (e *Engine) Route(pc *webrtc.PeerConnection) *wire.Route {
 			return
 		}
 		r.SetKeys(keys)
+		if handle != nil {
+			in.start(keys, handle)
+		}
 	})
 	return r
+}
+
+// routeIngress keeps one connection's entry in the ingress table at the
+// address of its current pair.
+type routeIngress struct {
+	ingress *ingress
+	mu      sync.Mutex
+	conn    *inConn // nil until keyed
+	at      *wire.Dest
+	closed  bool
+}
+
+func (ri *routeIngress) start(k wire.Keys, handle RTCPHandler) {
+	ctx, err := k.Inbound()
+	if err != nil {
+		slog.Warn("SRTCP context", "err", err)
+		return
+	}
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	if ri.closed {
+		return
+	}
+	ri.conn = &inConn{ctx: ctx, handle: handle}
+	ri.placeLocked(ri.at)
+}
+
+// moveTo follows the selected pair (before the keys too: start places the
+// entry at the pair's address then).
+func (ri *routeIngress) moveTo(d *wire.Dest) {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	ri.at = d
+	if ri.conn != nil && !ri.closed {
+		ri.placeLocked(d)
+	}
+}
+
+func (ri *routeIngress) placeLocked(d *wire.Dest) {
+	var addr netip.AddrPort
+	if d != nil {
+		addr = d.Addr
+		ri.ingress.set(addr, ri.conn, ri.conn)
+	} else {
+		ri.ingress.set(addr, nil, ri.conn)
+	}
+}
+
+func (ri *routeIngress) close() {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	ri.closed = true
+	if ri.conn != nil {
+		ri.ingress.set(netip.AddrPort{}, nil, ri.conn)
+	}
 }
 
 // dest is the data plane's destination for pair p: nil unless p is a UDP
@@ -103,4 +178,15 @@ func stateIsClient(s *dtls.State) (bool, error) {
 	return role.IsClient, nil
 }
 
-func pionOnlyFromEnv() bool { return os.Getenv(PionDataPlaneEnv) == "pion" }
+// defaultDataPlane is the mode without PionDataPlaneEnv.
+const defaultDataPlane = "send"
+
+func dataPlaneMode() string {
+	if m := os.Getenv(PionDataPlaneEnv); m != "" {
+		return m
+	}
+	return defaultDataPlane
+}
+
+func pionOnlyFromEnv() bool { return dataPlaneMode() == "pion" }
+func sendOnlyFromEnv() bool { return dataPlaneMode() == "send" }

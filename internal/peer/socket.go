@@ -25,6 +25,7 @@ type observingNet struct {
 	arrivals *arrivals
 	stamps   *latency.Stamps
 	guard    *guard
+	ingress  *ingress
 	// bound: the addresses of our sockets (copied on write; read per datagram).
 	bound atomic.Pointer[[]netip.Addr]
 	// sockets: the data plane's handles on them, by local address (copied on write).
@@ -32,12 +33,12 @@ type observingNet struct {
 	mu      sync.Mutex // one writer of bound and sockets at a time
 }
 
-func newObservingNet(a *arrivals, stamps *latency.Stamps, g *guard) (*observingNet, error) {
+func newObservingNet(a *arrivals, stamps *latency.Stamps, g *guard, in *ingress) (*observingNet, error) {
 	n, err := stdnet.NewNet()
 	if err != nil {
 		return nil, err
 	}
-	return &observingNet{Net: n, arrivals: a, stamps: stamps, guard: g}, nil
+	return &observingNet{Net: n, arrivals: a, stamps: stamps, guard: g, ingress: in}, nil
 }
 
 // ListenUDP wraps the socket.
@@ -64,7 +65,8 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 	sockets[netip.AddrPortFrom(local, sock.LocalAddr().Port())] = sock
 	n.sockets.Store(&sockets)
 	n.mu.Unlock()
-	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c)}
+	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c),
+		ingress: n.ingress, out: wire.NewBatch(ingressBatch)}
 	if local.IsLoopback() {
 		conn.siblings = n
 	}
@@ -109,12 +111,18 @@ type observingConn struct {
 	// no socket on the LAN address (media on 127.0.0.1 only) loopback serves it.
 	siblings *observingNet
 	oob      [rxOOBSize]byte
+	ingress  *ingress    // SRTCP the data plane takes (nil: none)
+	out      *wire.Batch // the reader's: answers to what ingress took
 }
+
+// ingressBatch is the answers (retransmissions) to one taken datagram sent in
+// one system call.
+const ingressBatch = 16
 
 // observe shows datagram b to the feedback with the time it reached the host
 // (the kernel's stamp when there is one), and to the latency stamps with the
 // time it left the socket.
-func (c *observingConn) observe(b, oob []byte) {
+func (c *observingConn) observe(b, oob []byte) time.Time {
 	now := time.Now()
 	arrived := now
 	if t, ok := rxTime(oob); ok {
@@ -124,31 +132,45 @@ func (c *observingConn) observe(b, oob []byte) {
 	if c.stamps != nil {
 		c.stamps.Observe(b, now)
 	}
+	return now
 }
 
-// ReadFromAddrPort reads the next datagram the guard lets through.
+// ReadFromAddrPort reads the next datagram the guard lets through and the
+// data plane does not take (ingress).
 func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
 	for {
-		n, addr, err := c.read(b)
-		if err != nil || n == 0 || !c.guard.drop(b[:n]) {
+		n, addr, now, err := c.read(b)
+		if err != nil || n == 0 {
 			return n, addr, err
 		}
-	}
-}
-
-func (c *observingConn) read(b []byte) (int, netip.AddrPort, error) {
-	if !c.kernelTime {
-		n, addr, err := c.UDPConn.ReadFromUDPAddrPort(b)
-		if n > 0 {
-			c.observe(b[:n], nil)
+		if c.guard.drop(b[:n]) {
+			continue
+		}
+		if c.ingress != nil && c.ingress.take(b[:n], addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
+			if c.out.Len() > 0 {
+				c.out.Flush()
+			}
+			continue
 		}
 		return n, addr, err
 	}
-	n, oobn, _, addr, err := c.UDPConn.ReadMsgUDPAddrPort(b, c.oob[:])
-	if n > 0 {
-		c.observe(b[:n], c.oob[:oobn])
+}
+
+func (c *observingConn) read(b []byte) (int, netip.AddrPort, time.Time, error) {
+	if !c.kernelTime {
+		n, addr, err := c.UDPConn.ReadFromUDPAddrPort(b)
+		var now time.Time
+		if n > 0 {
+			now = c.observe(b[:n], nil)
+		}
+		return n, addr, now, err
 	}
-	return n, addr, err
+	n, oobn, _, addr, err := c.UDPConn.ReadMsgUDPAddrPort(b, c.oob[:])
+	var now time.Time
+	if n > 0 {
+		now = c.observe(b[:n], c.oob[:oobn])
+	}
+	return n, addr, now, err
 }
 
 func (c *observingConn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, error) {

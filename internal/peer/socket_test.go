@@ -50,7 +50,7 @@ func expect(t *testing.T, c *net.UDPConn, want string) {
 // 127.0.0.1 only) the loopback socket serves it.
 func TestLoopbackSocketLeavesOurOtherAddressesToTheirSockets(t *testing.T) {
 	lan := lanIPv4(t)
-	n, err := newObservingNet(newArrivals(), nil, &guard{})
+	n, err := newObservingNet(newArrivals(), nil, &guard{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

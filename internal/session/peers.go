@@ -21,7 +21,7 @@ func (s *Session) openPeerConnections() error {
 	if s.sub, err = s.deps.Engine.NewSubscribePC(); err != nil {
 		return err
 	}
-	s.route = s.deps.Engine.Route(s.sub)
+	s.route = s.deps.Engine.Route(s.sub, s.link.HandleRTCP)
 	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: s.pub, signal.PCSubscribe: s.sub} {
 		name, pc := name, pc
 		pc.OnICECandidate(func(c *webrtc.ICECandidate) {

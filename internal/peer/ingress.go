@@ -1,0 +1,103 @@
+package peer
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/srtp/v3"
+
+	"github.com/podium-sfu/podium/internal/wire"
+)
+
+// Ingress: datagrams the data plane takes before pion sees them.
+//
+// For a connection that registered an RTCP handler (the subscribe
+// connections: everything they receive is the receivers' feedback on what we
+// send), once its keys are exported and its ICE pair is a UDP pair on one of
+// our sockets, the socket's reader (the goroutine of pion's UDP mux) takes
+// every SRTCP datagram from the peer's address, authenticates and decrypts it
+// in place with the connection's own inbound context and hands the compound
+// packet to the handler synchronously, with the reader's send batch for
+// whatever it answers (NACK → RTX). Pion's SRTCP session would decrypt it, then
+// decode every packet of it (allocating per transport-wide feedback status
+// chunk and delta) and queue it for another goroutine. STUN, DTLS, RTP and
+// datagrams from any other address go to pion as before.
+
+// RTCPHandler takes one authenticated, decrypted compound RTCP packet (valid
+// only during the call) and queues what it sends in out (flushed after).
+type RTCPHandler func(now time.Time, compound []byte, out *wire.Batch)
+
+// ingress is the table of connections whose RTCP the sockets' readers take.
+type ingress struct {
+	byAddr   atomic.Pointer[map[netip.AddrPort]*inConn] // copied on write
+	mu       sync.Mutex                                 // one writer at a time
+	taken    atomic.Uint64                              // all connections' datagrams handled
+	rejected atomic.Uint64                              // and refused
+}
+
+// inConn is one connection's inbound RTCP state.
+type inConn struct {
+	mu       sync.Mutex // the context is used by whichever socket reads the peer
+	ctx      *srtp.Context
+	hdr      rtcp.Header
+	handle   RTCPHandler
+	taken    atomic.Uint64 // datagrams authenticated and handled
+	rejected atomic.Uint64 // datagrams that failed authentication or replay
+}
+
+func newIngress() *ingress {
+	in := &ingress{}
+	in.byAddr.Store(&map[netip.AddrPort]*inConn{})
+	return in
+}
+
+// set maps addr to c (nil: removes whatever addr maps to, if it is old).
+func (in *ingress) set(addr netip.AddrPort, c, old *inConn) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	cur := *in.byAddr.Load()
+	next := make(map[netip.AddrPort]*inConn, len(cur)+1)
+	for k, v := range cur {
+		if v != old {
+			next[k] = v
+		}
+	}
+	if c != nil {
+		next[addr] = c
+	}
+	in.byAddr.Store(&next)
+}
+
+// isRTCP: an RTP/RTCP version 2 datagram whose second byte is an RTCP packet
+// type (RFC 5761 section 4: 192–223).
+func isRTCP(b []byte) bool {
+	return len(b) >= 8 && b[0]>>6 == 2 && b[1] >= 192 && b[1] <= 223
+}
+
+// take handles datagram b from addr if it is SRTCP from a registered
+// connection, reporting whether it did (then pion must not see it). It
+// decrypts in place: b is the reader's buffer, reused for the next read.
+func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) bool {
+	if !isRTCP(b) {
+		return false
+	}
+	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	plain, err := c.ctx.DecryptRTCP(b[:0], b, &c.hdr)
+	c.mu.Unlock()
+	if err != nil {
+		c.rejected.Add(1)
+		in.rejected.Add(1)
+		return true // pion's context could not authenticate it either
+	}
+	c.taken.Add(1)
+	in.taken.Add(1)
+	c.handle(now, plain, out)
+	return true
+}
