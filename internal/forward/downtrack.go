@@ -61,11 +61,12 @@ type DownTrack struct {
 	suspended     bool                           // video off for lack of bandwidth
 	temporal      int                            // highest temporal layer wanted
 	hdr           rtp.Header                     // scratch, reused for every write
+	twccExt       [2]byte                        // hdr's transport-wide sequence number
 	out           []byte                         // video: the rewritten packet
 	rtxBuf        []byte                         // a stored packet being resent
 	rtxOut        []byte                         // its RTX payload
-	sent          *sentLog // video: what was sent, for NACKs
-	writeRTCP     func([]rtcp.Packet) error // the receiver connection's, for sender reports
+	sent          *sentLog                       // video: what was sent, for NACKs
+	writeRTCP     func([]rtcp.Packet) error      // the receiver connection's, for sender reports
 	sentPackets   uint32
 	sentOctets    uint32 // payload bytes, as sender reports count them
 	counters      DownCounters
@@ -420,7 +421,7 @@ func (d *DownTrack) sendLocked(payload []byte, probe bool, out *wire.Batch) erro
 	case mode == wire.Own:
 		if l != nil {
 			l.mu.Lock()
-			l.stampLocked(&d.hdr, len(payload), probe)
+			l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe)
 			l.mu.Unlock()
 		}
 		return d.protectLocked(payload, dest, out)
@@ -430,7 +431,7 @@ func (d *DownTrack) sendLocked(payload []byte, probe bool, out *wire.Batch) erro
 		return err
 	}
 	l.mu.Lock()
-	l.stampLocked(&d.hdr, len(payload), probe)
+	l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe)
 	_, err := d.writer.WriteRTP(&d.hdr, payload)
 	l.mu.Unlock()
 	return err

@@ -48,9 +48,8 @@ type Link struct {
 	// mu is a leaf lock, taken inside DownTrack.mu and held across the write to
 	// pion, so that transport-wide sequence order is send order.
 	mu        sync.Mutex
-	extID     uint8   // negotiated transport-cc header extension id (0: none)
-	seq       uint16  // last transport-wide sequence number sent
-	extBuf    [2]byte // the extension's payload for the write in progress
+	extID     uint8  // negotiated transport-cc header extension id (0: none)
+	seq       uint16 // last transport-wide sequence number sent
 	est       *bwe.Estimator
 	clock     func() time.Time // read at each write: when the packet is handed to the socket
 	fb        bwe.Feedback     // reused between reports
@@ -168,19 +167,21 @@ func (l *Link) removeDown(d *DownTrack) {
 	l.downs.Store(&next)
 }
 
-// stampLocked gives h the next transport-wide sequence number and records the
-// send with the estimator; the caller holds mu and writes the packet at once.
+// stampLocked gives h the next transport-wide sequence number, written into
+// ext, and records the send with the estimator; the caller holds mu and writes
+// the packet at once. ext belongs to the DownTrack: h keeps pointing at it
+// after mu is released, while other DownTracks of this receiver stamp theirs.
 // The send time is read here, not taken from the packet's arrival: the
 // estimator reads delay growth between sends and their feedback as a queue on
 // the path, and time spent inside the SFU (fan-out to other receivers, waiting
 // for locks) is no queue on this receiver's path.
-func (l *Link) stampLocked(h *rtp.Header, payload int, probe bool) {
+func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool) {
 	if l.extID == 0 {
 		return
 	}
 	l.seq++
-	binary.BigEndian.PutUint16(l.extBuf[:], l.seq)
-	if h.SetExtension(l.extID, l.extBuf[:]) != nil {
+	binary.BigEndian.PutUint16(ext[:], l.seq)
+	if h.SetExtension(l.extID, ext[:]) != nil {
 		return
 	}
 	l.est.OnSent(l.clock(), l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
