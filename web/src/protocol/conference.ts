@@ -845,9 +845,10 @@ export class Conference {
       localStream: () => this.localStream,
       render: (via, peer) => this.renderPeer(via, peer),
       sfuProgress: (peer) => this.sfuProgress(peer),
+      // setCodecPreferences takes the receiver's capabilities.
       codecs: (kind) => {
-        const S = (globalThis as { RTCRtpSender?: typeof RTCRtpSender }).RTCRtpSender;
-        return S && typeof S.getCapabilities === 'function' ? (S.getCapabilities(kind)?.codecs ?? null) : null;
+        const R = (globalThis as { RTCRtpReceiver?: typeof RTCRtpReceiver }).RTCRtpReceiver;
+        return R && typeof R.getCapabilities === 'function' ? (R.getCapabilities(kind)?.codecs ?? null) : null;
       },
       changed: (state) => this.emitter.emit('p2p', state),
       clock: this.clock,

@@ -41,7 +41,7 @@ export interface DirectHooks {
   render(via: 'p2p' | 'sfu', peer: string): void;
   /** The SFU's inbound counters of the peer's media, and whether it sends video. */
   sfuProgress(peer: string): Promise<{ progress: Progress | null; hasVideo: boolean }>;
-  /** Codecs this browser sends (RTCRtpSender.getCapabilities), for preferences. */
+  /** Codecs this browser receives (RTCRtpReceiver.getCapabilities), for setCodecPreferences. */
   codecs(kind: 'audio' | 'video'): RTCRtpCodec[] | null;
   /** The state changed (for the `p2p` event). */
   changed(state: P2PState): void;
