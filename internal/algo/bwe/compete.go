@@ -17,7 +17,10 @@ import (
 // Our own overshoot does not look like that: a decrease below the path's rate
 // drains the queue that we alone filled within a second or two; when our rate
 // cannot fall (the lowest layers fill the link) the rate condition fails; and
-// a queue we keep full alone delivers less than we send.
+// a queue we keep full alone delivers less than we send. Below competeMinSend
+// it never starts: there the lowest layers alone can fill a slow link (at a
+// 128 kb/s cap the browser test entered it after the switch down, the queue
+// grew to 250 ms and the video froze 3.2 s), and there is no layer to win back.
 //
 // In competitive mode the delay signals (trend overuse, standing queue) are
 // ignored and the estimate holds its share on loss instead, like the flows it
@@ -38,7 +41,8 @@ const (
 	competeDrained   = 10 * time.Millisecond // the queue fell below this: back to delay mode
 	competeDrainSlot = 500 * time.Millisecond
 	competeSendWin   = 750 * time.Millisecond // media rate window for the send-rate comparison
-	competeDelivered = 0.9                    // and the path delivers this share of what we send
+	competeDelivered = 0.95                   // and the path delivers this share of what we send
+	competeMinSend   = 300_000                // and we still send this much (bits/s)
 
 	longBaseSlots  = 24 // the base one-way delay is the least of the last 24 × 5 s
 	longBaseLength = 5 * time.Second
@@ -133,7 +137,7 @@ func (c *competeDetector) observe(now, owd time.Duration, send float64) bool {
 // we still send more than the path carries, and it delivers less.
 func (c *competeDetector) ready(now time.Duration, send float64) bool {
 	return !c.on && c.undrained && now-c.since >= competeHold && c.decreases >= competeDecreases &&
-		send <= competeSendDrop*c.sendBefore
+		send <= competeSendDrop*c.sendBefore && send >= competeMinSend
 }
 
 func (c *competeDetector) enter(now time.Duration) {

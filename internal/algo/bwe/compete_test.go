@@ -67,6 +67,17 @@ func TestCompeteDetector(t *testing.T) {
 	if at, on := competeTrace(20*sec, sawtooth, flat, 6*sec, 7*sec, 9*sec); at >= 0 || on {
 		t.Errorf("floor: ready at %v, on %v; want never", at, on)
 	}
+	// A 128 kb/s cap: our rate falls from 2.5 Mb/s to the lowest layer's
+	// 100 kb/s, which alone keeps the queue full: never (under competeMinSend).
+	capped := func(t time.Duration) float64 {
+		if t < 6500*ms1 {
+			return 2.5e6
+		}
+		return 100e3
+	}
+	if at, on := competeTrace(20*sec, sawtooth, capped, 6*sec, 7*sec, 9*sec); at >= 0 || on {
+		t.Errorf("128 kb/s cap: ready at %v, on %v; want never", at, on)
+	}
 	// No decrease of ours during the queue: not proven.
 	if at, _ := competeTrace(20*sec, sawtooth, fall); at >= 0 {
 		t.Errorf("no decreases: ready at %v, want never", at)
