@@ -213,6 +213,20 @@ func (s *Server) remoteParticipants(ctx context.Context, roomName string) []web.
 	return out
 }
 
+// clusterHosts are the host:port of the other healthy nodes (web.Handler.ClusterHosts).
+func (s *Server) clusterHosts() []string {
+	var out []string
+	for _, n := range s.node.Nodes(time.Now()) {
+		if n.ID == s.node.ID() || !n.Healthy {
+			continue
+		}
+		if u, err := url.Parse(n.URL); err == nil && u.Host != "" {
+			out = append(out, u.Host)
+		}
+	}
+	return out
+}
+
 // clusterSource is what the node publishes: load and the rooms served here.
 type clusterSource struct {
 	hub      *room.Hub

@@ -178,6 +178,9 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 			// Sessions outlive the HTTP request's context: they end with the server.
 			session.ServeWith(s.sessionCtx, conn, deps, remote, session.Hints{Region: hints.Region, Bridge: hints.Bridge})
 		}}
+	if cfg.Clustered() {
+		h.ClusterHosts = s.clusterHosts
+	}
 	s.http = &http.Server{Handler: h.Routes(), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: opts.HTTPReadTimeout, WriteTimeout: opts.HTTPWriteTimeout, IdleTimeout: cfg.HTTPIdleTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}

@@ -19,12 +19,13 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 func (h *Handler) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", contentSecurityPolicy)
+		peers := h.clusterHosts()
+		hd.Set("Content-Security-Policy", csp(peers))
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		if h.Dev {
-			if why := h.crossSite(r); why != "" {
+			if why := h.crossSite(r, peers); why != "" {
 				if strings.HasPrefix(r.URL.Path, "/api/") {
 					apiError(w, http.StatusForbidden, "forbidden", why)
 				} else {
@@ -38,13 +39,13 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 }
 
 // crossSite says why r may come from another site's page, or "" if it cannot.
-func (h *Handler) crossSite(r *http.Request) string {
+func (h *Handler) crossSite(r *http.Request, peers []string) string {
 	if !h.localHost(r.Host) {
 		return "in dev mode the server answers only to localhost, IP addresses and its --http host, not " + truncate(r.Host)
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
-		if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+		if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) && !containsFold(peers, u.Host) {
 			return "in dev mode cross-origin requests are refused (Origin " + truncate(origin) + ")"
 		}
 	}
@@ -67,4 +68,35 @@ func (h *Handler) localHost(hostport string) bool {
 		return true
 	}
 	return strings.EqualFold(host, h.HTTPHost)
+}
+
+// clusterHosts are the host:port of the cluster's other nodes (none for a
+// single node): their pages may open this node's WebSocket (a redirect).
+func (h *Handler) clusterHosts() []string {
+	if h.ClusterHosts == nil {
+		return nil
+	}
+	return h.ClusterHosts()
+}
+
+// csp is the Content-Security-Policy, letting the page also connect to the
+// cluster's other nodes (a redirect's WebSocket).
+func csp(peers []string) string {
+	if len(peers) == 0 {
+		return contentSecurityPolicy
+	}
+	extra := ""
+	for _, p := range peers {
+		extra += " ws://" + p + " wss://" + p
+	}
+	return strings.Replace(contentSecurityPolicy, "connect-src 'self'", "connect-src 'self'"+extra, 1)
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -36,6 +36,9 @@ type Handler struct {
 	Metrics http.Handler
 	// Admin is the admin API (/api/v1/); nil disables it.
 	Admin http.Handler
+	// ClusterHosts, in a cluster, lists the other nodes' host:port: a page
+	// one of them served may open this node's WebSocket (docs/cluster.md).
+	ClusterHosts func() []string
 }
 
 // Routes returns the server's HTTP handler.
@@ -64,7 +67,15 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 	}
 	// net/http clears its read and write deadlines when the connection is
 	// hijacked: a session lasts as long as the call (TestWebSocketOutlivesHTTPTimeouts).
-	conn, err := websocket.Accept(w, r, nil)
+	var opts *websocket.AcceptOptions
+	if peers := h.clusterHosts(); len(peers) > 0 {
+		patterns := make([]string, len(peers)) // path.Match patterns: escape IPv6 brackets
+		for i, p := range peers {
+			patterns[i] = strings.NewReplacer("[", `\[`, "]", `\]`, "*", `\*`, "?", `\?`).Replace(p)
+		}
+		opts = &websocket.AcceptOptions{OriginPatterns: patterns}
+	}
+	conn, err := websocket.Accept(w, r, opts)
 	if err != nil {
 		h.Log.Debug("websocket accept", "err", err, "remote", r.RemoteAddr)
 		return
