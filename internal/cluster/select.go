@@ -15,11 +15,13 @@ const (
 	ReasonInitialInRegion Reason = "initial-least-loaded-in-region"
 	ReasonInitialAnywhere Reason = "initial-least-loaded"
 	// Algorithm 3, a conference that has bridges: one of them in the
-	// participant's region; else the least loaded in the region (a split);
-	// else the least loaded anywhere.
+	// participant's region; else the least loaded in the region (a split).
 	ReasonConferenceInRegion  Reason = "conference-bridge-in-region"
 	ReasonLeastLoadedInRegion Reason = "least-loaded-in-region"
-	ReasonLeastLoaded         Reason = "least-loaded"
+	// Where Algorithm 3 would split the conference onto the least-loaded node
+	// anywhere although no node is in the participant's region (a second
+	// bridge no nearer to it than the first): its least-loaded bridge instead.
+	ReasonConferenceNoRegion Reason = "conference-bridge-no-region"
 	// With measured RTTs: the first participant goes to the nearest node (load
 	// breaking near-ties); later ones stay on a conference bridge unless
 	// another bridge lowers their mean end-to-end RTT to the others by more
@@ -133,8 +135,9 @@ func Select(in Selection) (Choice, bool) {
 		return choose(usable[0], ReasonInitialAnywhere)
 	}
 
-	// Algorithm 3's answer.
-	naive, why := usable[0], ReasonLeastLoaded
+	// Algorithm 3's answer, but for its last line: with no node in the
+	// participant's region, a split gains no locality, so stay.
+	naive, why := conf[0], ReasonConferenceNoRegion
 	switch {
 	case len(confInRegion) > 0:
 		naive, why = confInRegion[0], ReasonConferenceInRegion

@@ -6,7 +6,11 @@ import (
 	"testing"
 )
 
-// algorithm3 is thesis Algorithm 3 transcribed literally: all_sfus ordered by load.
+// algorithm3 is thesis Algorithm 3 transcribed literally (all_sfus ordered by
+// load), but for line 7 (see ReasonConferenceNoRegion): with the conference's
+// bridges and no node in the participant's region, Select keeps the
+// conference's least-loaded bridge where the thesis takes the least-loaded
+// node anywhere.
 func algorithm3(in Selection) string {
 	var all []NodeInfo
 	for _, n := range in.Nodes {
@@ -49,7 +53,7 @@ func algorithm3(in Selection) string {
 	if r := inRegion(all); len(r) > 0 {
 		return r[0].ID
 	}
-	return all[0].ID
+	return conf[0].ID // the thesis: all[0].ID
 }
 
 // Table 8.1 (ms): users' RTT to servers by region, rows users, columns servers.
@@ -101,7 +105,7 @@ func TestSelectTable(t *testing.T) {
 		{"draining and dead nodes are never chosen", Selection{Region: "ap", Nodes: two}, "c", ReasonInitialAnywhere},
 		{"conference bridge in region, even if loaded", Selection{Region: "eu", Nodes: two, Conference: []string{"a"}}, "a", ReasonConferenceInRegion},
 		{"no conference bridge in region: split to least loaded in region", Selection{Region: "eu", Nodes: two, Conference: []string{"c"}}, "b", ReasonLeastLoadedInRegion},
-		{"no node in region: least loaded anywhere", Selection{Region: "sa", Nodes: two, Conference: []string{"a"}}, "c", ReasonLeastLoaded},
+		{"no node in region: the conference's bridge, not a split to the least loaded (Algorithm 3's c)", Selection{Region: "sa", Nodes: two, Conference: []string{"a"}}, "a", ReasonConferenceNoRegion},
 		{"conference bridge dead: as if new", Selection{Region: "us", Nodes: two, Conference: []string{"d"}}, "c", ReasonInitialInRegion},
 		// Table 8.1: a European joins a conference on us-e whose members are
 		// in us-e. Algorithm 3 splits to eu: 110+75+107 = 292 ms; staying on

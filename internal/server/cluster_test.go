@@ -230,12 +230,12 @@ func TestClusterOfThreeNodes(t *testing.T) {
 	if b := us0.Node().Bridges("standup", time.Now()); len(b) != 1 || b[0].Node != annNode {
 		t.Fatalf("standup's bridges after eu died: %+v", b)
 	}
-	// A new eu participant now goes to the least loaded node anywhere.
-	typ, frame = joinProbe(t, wsURL(us0)+"?region=eu", "standup", "probe")
-	if typ != signal.TypeWelcome && typ != signal.TypeRedirect {
-		t.Fatalf("eu participant after eu died: %s %s", typ, frame)
+	// A new eu participant, with no eu node left, joins the room's bridge
+	// rather than a second bridge no nearer to her.
+	typ, frame = joinProbe(t, wsURL(otherUS)+"?region=eu", "standup", "probe")
+	if err := json.Unmarshal(frame, &rd); typ != signal.TypeRedirect || err != nil || rd.Node != annNode || rd.Reason != "conference-bridge-no-region" {
+		t.Fatalf("an eu participant after eu died: %s %s", typ, frame)
 	}
-	t.Logf("an eu participant after eu died: %s %s", typ, frame)
 }
 
 // dialURL joins a room through a full signaling URL (a redirect's).
