@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/server"
+	"github.com/podium-sfu/podium/web"
+)
+
+// startClusterNodes runs n servers in one region whose embedded NATS servers
+// are routed over loopback (docs/cluster.md).
+func startClusterNodes(t *testing.T, n int) []*server.Server {
+	t.Helper()
+	if !web.Built() {
+		t.Fatal("web client not built: run `make web`")
+	}
+	var routes, peers []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes = append(routes, ln.Addr().String())
+		peers = append(peers, "nats://"+ln.Addr().String())
+		_ = ln.Close()
+	}
+	var out []*server.Server
+	for i := range n {
+		cfg := config.Default()
+		cfg.HTTP, cfg.UDPPort, cfg.TCPPort, cfg.MediaIPs, cfg.P2P = "127.0.0.1:0", 0, 0, []string{"127.0.0.1"}, false
+		cfg.Region, cfg.ClusterListen, cfg.ClusterPeers = "us", routes[i], peers
+		var logOut io.Writer = io.Discard
+		if os.Getenv("PODIUM_TEST_LOG") != "" {
+			logOut = os.Stderr
+		}
+		srv, err := server.New(cfg, server.Options{Client: web.Files(), NodeID: fmt.Sprintf("node%d", i),
+			ClusterHeartbeat: 250 * time.Millisecond, ClusterTTL: 2 * time.Second}, slog.New(slog.NewTextHandler(logOut, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		out = append(out, srv)
+	}
+	for _, s := range out {
+		select {
+		case <-s.Node().Ready():
+		case <-time.After(45 * time.Second):
+			t.Fatalf("%s: cluster not ready after 45s", s.Node().ID())
+		}
+	}
+	within(t, "both nodes see each other", 10*time.Second, func() (bool, string) {
+		for _, s := range out {
+			if got := s.Node().HealthyNodes(time.Now()); got != n {
+				return false, fmt.Sprintf("%s sees %d nodes", s.Node().ID(), got)
+			}
+		}
+		return true, ""
+	})
+	return out
+}
+
+// TestClusterRedirectInTheBrowser: Bob opens the room on the node that is not
+// the room's bridge; the web client follows the redirect to the bridge (a
+// WebSocket to another origin: CSP and origin checks allow the cluster's
+// nodes), and Ann and Bob see each other.
+func TestClusterRedirectInTheBrowser(t *testing.T) {
+	nodes := startClusterNodes(t, 2)
+	ann := launch(t, "Ann", camera(t, red, 320, 180))
+	ann.open(nodes[0].URL() + "cascade?video=320x180&name=Ann")
+	within(t, "Ann joined", 20*time.Second, func() (bool, string) { return ann.id() != "", "no participant id" })
+	bridge, other := nodes[0], nodes[1]
+	if _, ok := bridge.Hub().Room("cascade"); !ok {
+		bridge, other = nodes[1], nodes[0] // Ann herself was sent to the less loaded node
+	}
+	within(t, "the room is in the other node's directory", 10*time.Second, func() (bool, string) {
+		b := other.Node().Bridges("cascade", time.Now())
+		return len(b) == 1 && b[0].Node == bridge.Node().ID(), fmt.Sprintf("bridges %+v", b)
+	})
+
+	bob := launch(t, "Bob", camera(t, green, 320, 180))
+	bob.open(other.URL() + "cascade?video=320x180&name=Bob")
+	within(t, "Bob, redirected, joined on the bridge", 20*time.Second, func() (bool, string) {
+		r, ok := bridge.Hub().Room("cascade")
+		return bob.id() != "" && ok && len(r.Participants()) == 2, "Bob not on the bridge yet"
+	})
+	if _, ok := other.Hub().Room("cascade"); ok {
+		t.Errorf("the entry node serves the room too")
+	}
+	annWho, bobWho := who{Name: "Ann", ID: ann.id(), Colour: red}, who{Name: "Bob", ID: bob.id(), Colour: green}
+	within(t, "Ann's tile of Bob shows Bob", 20*time.Second, func() (bool, string) { return showsWho(ann, bobWho) })
+	within(t, "Bob's tile of Ann shows Ann", 20*time.Second, func() (bool, string) { return showsWho(bob, annWho) })
+}
