@@ -27,6 +27,12 @@ import type { MediaKind } from './stats';
 export const P2P_CONNECT_TIMEOUT_MS = 10_000;
 /** How long we wait for the SFU's media when leaving before switching anyway. */
 export const P2P_LEAVE_TIMEOUT_MS = 3_000;
+/**
+ * How long a direct connection stays open after its media stopped being shown:
+ * the tile swaps to the SFU's track at that track's first frame (1 s at most),
+ * and closing earlier would end the track still on screen (a black picture).
+ */
+export const P2P_LINGER_MS = 1_500;
 /** How often the connections' stats are read while waiting for media. */
 const POLL_MS = 100;
 
@@ -222,6 +228,8 @@ export class Direct {
   /** The SFU's counters of the peer when leaving began. */
   private sfuBaseline: Progress | null = null;
   private rendered: string | null = null;
+  /** The last action batch switched the picture back to the SFU: close the direct connection later. */
+  private linger = false;
 
   constructor(private readonly hooks: DirectHooks) {}
 
@@ -280,6 +288,7 @@ export class Direct {
 
   private input(input: P2PInput): void {
     const { state, actions } = p2pStep(this.state, input);
+    this.linger = false;
     const changed = state.phase !== this.state.phase || state.epoch !== this.state.epoch;
     this.state = state;
     for (const a of actions) this.apply(a);
@@ -290,16 +299,20 @@ export class Direct {
     switch (a.type) {
       case 'open':
         return this.open(a.epoch, a.peer, a.initiator);
-      case 'close':
+      case 'close': {
         this.stopTimers();
-        this.call?.close();
+        const call = this.call;
         this.call = null;
+        if (call && this.linger) this.hooks.clock.setTimeout(() => call.close(), P2P_LINGER_MS);
+        else call?.close();
         return;
+      }
       case 'report':
         this.hooks.send({ type: 'p2p-state', epoch: a.epoch, state: a.state });
         return;
       case 'render':
         this.rendered = a.via === 'p2p' ? a.peer : null;
+        this.linger = a.via === 'sfu';
         this.hooks.render(a.via, a.peer);
         return;
       case 'await-sfu':
