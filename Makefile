@@ -67,7 +67,7 @@ vet:
 test-go: web e2e-deps
 	$(GO) test -race -count=1 -timeout 20m -skip TestSoakMixedAbuse $$($(GO) list ./... | grep -v /e2e)
 	$(GO) test -count=1 -timeout 5m -run TestSoakMixedAbuse -v ./internal/server/
-	$(GO) test -count=1 -timeout 30m -p 1 ./e2e/...
+	$(GO) test -count=1 -timeout 40m -p 1 ./e2e/...
 
 # The Firefox browser tests drive Debian's firefox-esr with puppeteer-core from a
 # Node script (e2e/firefox/driver.mjs), pinned by its own package-lock.json.

@@ -1,0 +1,27 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// Some browser tests measure an open issue's targets that the code does not
+// meet yet (issue 22: the share beside TCP). A missed target is printed on a
+// "TARGET NOT MET" line with its figures, and fails the test only with
+// PODIUM_STRICT_TARGETS=1 (the command that decides the issue). The same tests
+// also hold guards — floors the current code keeps with margin on a busy
+// 2-core box — which always fail: a regression (video suspended for minutes,
+// the flows not running) turns CI red while the issue is still open.
+func issueTarget(t *testing.T, met bool, issue int, format string, args ...any) {
+	t.Helper()
+	if met {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("PODIUM_STRICT_TARGETS") == "1" {
+		t.Errorf("issue %d target: %s", issue, msg)
+		return
+	}
+	t.Logf("TARGET NOT MET (issue %d, PODIUM_STRICT_TARGETS=1 fails on it): %s", issue, msg)
+}
