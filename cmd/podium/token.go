@@ -67,7 +67,7 @@ func runToken(args []string, getenv func(string) string, stdout, stderr io.Write
 	if *ttl <= 0 {
 		return errors.New("--ttl: must be positive")
 	}
-	if *region != "" && !config.ValidRegion(*region) {
+	if *region != "" && !auth.ValidRegion(*region) {
 		return errors.New("--region: 1-32 of A-Z a-z 0-9 - _")
 	}
 	var cfgArgs []string

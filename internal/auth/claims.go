@@ -140,7 +140,7 @@ func (p *payload) claims() (*Claims, error) {
 	if p.Room != AnyRoom && !validRoom(p.Room) {
 		return nil, fmt.Errorf("%w: room %q is not a room name or %q", ErrClaims, truncate(p.Room), AnyRoom)
 	}
-	if p.Region != "" && !validRegion(p.Region) {
+	if p.Region != "" && !ValidRegion(p.Region) {
 		return nil, fmt.Errorf("%w: region %q is not 1 to 32 of a-z, A-Z, 0-9, - and _", ErrClaims, truncate(p.Region))
 	}
 	c := &Claims{Room: p.Room, Identity: p.Sub, Name: p.Name, E2EE: p.E2EE, Region: p.Region,
@@ -211,7 +211,9 @@ func validRoom(s string) bool {
 	return true
 }
 
-func validRegion(s string) bool {
+// ValidRegion reports whether s can name a region or a cluster node (token
+// claims, flags, ?region= and ?bridge=): 1 to 32 of a-z, A-Z, 0-9, - and _.
+func ValidRegion(s string) bool {
 	if len(s) < 1 || len(s) > 32 {
 		return false
 	}

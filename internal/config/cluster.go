@@ -6,12 +6,14 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/podium-sfu/podium/internal/auth"
 )
 
 // validateCluster checks the cluster keys (docs/cluster.md).
 func (c *Config) validateCluster() []error {
 	var errs []error
-	if !validRegion(c.Region) {
+	if !auth.ValidRegion(c.Region) {
 		errs = append(errs, fmt.Errorf("region: %q must be 1 to 32 of a-z, A-Z, 0-9, - and _", c.Region))
 	}
 	if c.ClusterListen != "" {
@@ -61,21 +63,6 @@ func (c *Config) validateCluster() []error {
 
 // Clustered reports whether the node is one of several (routes or an external NATS).
 func (c *Config) Clustered() bool { return c.ClusterListen != "" || c.NATS != "" }
-
-func validRegion(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// ValidRegion reports whether s can name a region (for ?region= and tokens).
-func ValidRegion(s string) bool { return validRegion(s) }
 
 func hostPort(s string) error {
 	_, port, err := net.SplitHostPort(s)

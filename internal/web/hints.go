@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"net/url"
+
+	"github.com/podium-sfu/podium/internal/auth"
 )
 
 // Hints are what a signaling WebSocket's URL says about where the client
@@ -16,21 +18,9 @@ type Hints struct {
 func wsHints(q url.Values) (Hints, error) {
 	h := Hints{Region: q.Get("region"), Bridge: q.Get("bridge")}
 	for _, f := range []struct{ name, v string }{{"region", h.Region}, {"bridge", h.Bridge}} {
-		if f.v != "" && !validName(f.v) {
+		if f.v != "" && !auth.ValidRegion(f.v) {
 			return Hints{}, fmt.Errorf("%s: %q must be 1 to 32 of a-z, A-Z, 0-9, - and _", f.name, truncate(f.v))
 		}
 	}
 	return h, nil
-}
-
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
