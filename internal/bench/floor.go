@@ -405,33 +405,20 @@ func newKey() []byte {
 
 // floorChild is a running forwarder child.
 type floorChild struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Scanner
-	hello  floorHello
-	waited chan error
-	mu     sync.Mutex
+	piped
+	hello floorHello
+	mu    sync.Mutex
 }
 
 func startFloorChild(ctx context.Context, command FloorCommand, cfg FloorChildConfig) (*floorChild, error) {
 	if command == nil {
 		command = SelfFloorCommand
 	}
-	cmd := command()
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	p, err := startPiped(command(), "floor forwarder")
 	if err != nil {
 		return nil, err
 	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the floor forwarder: %w", err)
-	}
-	c := &floorChild{cmd: cmd, in: in, out: bufio.NewScanner(outPipe), waited: make(chan error, 1)}
-	go func() { c.waited <- cmd.Wait() }()
+	c := &floorChild{piped: p}
 	line, err := json.Marshal(cfg)
 	if err == nil {
 		_, err = c.in.Write(append(line, '\n'))

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,11 +30,8 @@ type SFU struct {
 	URL string // signaling WebSocket
 	PID int
 
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Scanner
-	mu     sync.Mutex // one command at a time
-	waited chan error
+	piped
+	mu sync.Mutex // one command at a time
 
 	closeOnce sync.Once
 }
@@ -51,21 +47,11 @@ func StartSFU(ctx context.Context, command SFUCommand, extra ...string) (*SFU, e
 		"--joins-per-ip", "0", "--max-participants", "0", "--signaling-rate", "0", "--max-conns-per-ip", "0",
 	}, extra...)
 	cmd := command(args)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	p, err := startPiped(cmd, "server")
 	if err != nil {
 		return nil, err
 	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the server: %w", err)
-	}
-	s := &SFU{cmd: cmd, in: in, out: bufio.NewScanner(outPipe), waited: make(chan error, 1)}
-	s.out.Buffer(make([]byte, 64<<10), 4<<20)
-	go func() { s.waited <- cmd.Wait() }()
+	s := &SFU{piped: p}
 	hello := make(chan error, 1)
 	go func() {
 		var h childHello
