@@ -399,8 +399,8 @@ func (n *Node) bind(js jetstream.JetStream) error {
 	n.kvNodes, n.kvRooms = kvNodes, kvRooms
 	n.mu.Unlock()
 	n.wg.Add(2)
-	go func() { defer n.wg.Done(); n.watchNodes(wn) }()
-	go func() { defer n.wg.Done(); n.watchRooms(wr) }()
+	go func() { defer n.wg.Done(); n.watch(wn, n.applyNode) }()
+	go func() { defer n.wg.Done(); n.watch(wr, n.applyRoom) }()
 	return nil
 }
 

@@ -82,42 +82,25 @@ func (n *Node) refreshRooms(ctx context.Context, entries []RoomEntry, now time.T
 	n.mu.Unlock()
 }
 
-// watchRooms keeps the local view of the directory.
-func (n *Node) watchRooms(w jetstream.KeyWatcher) {
-	// No Stop: it asks the server to delete the consumer, which can wait
-	// seconds on a cluster that lost quorum; cancelling the context ends it.
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil {
-				continue
-			}
-			node, room, ok := splitRoomKey(e.Key())
-			if !ok {
-				continue
-			}
-			n.mu.Lock()
-			if e.Operation() != jetstream.KeyValuePut {
-				delete(n.rooms[room], node)
-				if len(n.rooms[room]) == 0 {
-					delete(n.rooms, room)
-				}
-			} else {
-				var entry RoomEntry
-				if json.Unmarshal(e.Value(), &entry) == nil && entry.Room == room && entry.Node == node {
-					if n.rooms[room] == nil {
-						n.rooms[room] = map[string]RoomEntry{}
-					}
-					n.rooms[room][node] = entry
-				}
-			}
-			n.mu.Unlock()
+// applyRoom keeps the local view of the directory; the caller holds mu.
+func (n *Node) applyRoom(e jetstream.KeyValueEntry) {
+	node, room, ok := splitRoomKey(e.Key())
+	if !ok {
+		return
+	}
+	if e.Operation() != jetstream.KeyValuePut {
+		delete(n.rooms[room], node)
+		if len(n.rooms[room]) == 0 {
+			delete(n.rooms, room)
 		}
+		return
+	}
+	var entry RoomEntry
+	if json.Unmarshal(e.Value(), &entry) == nil && entry.Room == room && entry.Node == node {
+		if n.rooms[room] == nil {
+			n.rooms[room] = map[string]RoomEntry{}
+		}
+		n.rooms[room][node] = entry
 	}
 }
 

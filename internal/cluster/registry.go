@@ -99,10 +99,10 @@ func (n *Node) Touch() {
 	}
 }
 
-// watchNodes keeps the local view of the registry.
-func (n *Node) watchNodes(w jetstream.KeyWatcher) {
-	// No Stop: it asks the server to delete the consumer, which can wait
-	// seconds on a cluster that lost quorum; cancelling the context ends it.
+// watch applies every change w reports to the local view, under mu, until
+// the node stops. No Stop: it asks the server to delete the consumer, which
+// can wait seconds on a cluster that lost quorum; cancelling the context ends it.
+func (n *Node) watch(w jetstream.KeyWatcher, apply func(jetstream.KeyValueEntry)) {
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -115,24 +115,29 @@ func (n *Node) watchNodes(w jetstream.KeyWatcher) {
 				continue
 			}
 			n.mu.Lock()
-			if e.Operation() != jetstream.KeyValuePut {
-				delete(n.nodes, e.Key())
-			} else {
-				// A heartbeat is a new revision; the same revision again is a
-				// redelivery (the watcher's consumer was recreated, say after
-				// the stream's leader died), which says nothing of the node.
-				var info NodeInfo
-				prev, had := n.nodes[e.Key()]
-				if json.Unmarshal(e.Value(), &info) == nil && info.ID == e.Key() && (!had || e.Revision() > prev.rev) {
-					seen := time.Now()
-					if had && prev.seen.After(seen) {
-						seen = prev.seen
-					}
-					n.nodes[info.ID] = seenNode{info: info, seen: seen, rev: e.Revision()}
-				}
-			}
+			apply(e)
 			n.mu.Unlock()
 		}
+	}
+}
+
+// applyNode keeps the local view of the registry; the caller holds mu.
+func (n *Node) applyNode(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		delete(n.nodes, e.Key())
+		return
+	}
+	// A heartbeat is a new revision; the same revision again is a
+	// redelivery (the watcher's consumer was recreated, say after the
+	// stream's leader died), which says nothing of the node.
+	var info NodeInfo
+	prev, had := n.nodes[e.Key()]
+	if json.Unmarshal(e.Value(), &info) == nil && info.ID == e.Key() && (!had || e.Revision() > prev.rev) {
+		seen := time.Now()
+		if had && prev.seen.After(seen) {
+			seen = prev.seen
+		}
+		n.nodes[info.ID] = seenNode{info: info, seen: seen, rev: e.Revision()}
 	}
 }
 
