@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -87,7 +88,11 @@ func (c *forwardedCapture) of(source string, kind webrtc.RTPCodecType) []forward
 }
 
 // vp8Frames reassembles the VP8 frames of the stream (SSRC) with the most
-// packets, from its first keyframe, leaving out frames with a packet missing.
+// packets, from its first keyframe. Packets are put in sequence order first
+// (the tap sees a repaired packet when it arrives, after its successors) and
+// duplicates dropped. A frame with a packet missing is left out, and so is
+// every frame after it up to the next keyframe: they were predicted from the
+// missing one, and would decode without error to the wrong picture.
 func vp8Frames(pkts []forward.TapPacket) [][]byte {
 	count := map[uint32]int{}
 	for _, p := range pkts {
@@ -99,33 +104,54 @@ func vp8Frames(pkts []forward.TapPacket) [][]byte {
 			ssrc = s
 		}
 	}
-	var frames [][]byte
-	var cur []byte
-	var next uint16
-	ok, started := false, false
+	bySeq := map[int64]forward.TapPacket{}
+	var last int64 = -1
 	for _, p := range pkts {
 		if p.SSRC != ssrc {
 			continue
 		}
+		seq := int64(p.Seq)
+		if last >= 0 { // unwrap against the previous packet
+			seq = last + int64(int16(p.Seq-uint16(last)))
+		}
+		last = seq
+		bySeq[seq] = p
+	}
+	seqs := make([]int64, 0, len(bySeq))
+	for s := range bySeq {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+
+	var frames [][]byte
+	var cur []byte
+	ok, usable := false, false // usable: every frame since the last keyframe is whole
+	for i, seq := range seqs {
+		p := bySeq[seq]
+		if i > 0 && seq != seqs[i-1]+1 { // a packet is missing
+			ok, usable = false, false
+		}
 		var d media.VP8Descriptor
 		if media.ParseVP8(p.Payload, &d) != nil {
-			ok = false
+			ok, usable = false, false
 			continue
 		}
 		body := p.Payload[d.HeaderLen:]
 		if d.Start && d.PartitionID == 0 {
-			cur, ok = append([]byte(nil), body...), true
-			if !started && len(body) > 0 && body[0]&1 == 0 {
-				started = true
+			if ok { // the previous frame never ended
+				usable = false
 			}
-		} else if ok && p.Seq == next {
+			cur, ok = append([]byte(nil), body...), true
+			if len(body) > 0 && body[0]&1 == 0 { // a keyframe
+				usable = true
+			}
+		} else if ok {
 			cur = append(cur, body...)
-		} else {
-			ok = false
 		}
-		next = p.Seq + 1
-		if p.Marker && ok && started {
-			frames = append(frames, cur)
+		if p.Marker && ok {
+			if usable {
+				frames = append(frames, cur)
+			}
 			ok = false
 		}
 	}

@@ -59,7 +59,19 @@ const ops = {
   console: async () => consoleLines.splice(0),
   // A script, as chromedp's Evaluate takes it (statements allowed, the last
   // one's value returned, promises awaited), its value made plain JSON.
-  eval: async ({ js }) => JSON.parse(JSON.stringify((await page.evaluate(js)) ?? null)),
+  // An evaluation that never settles answers an error after 8 s (the Go side
+  // waits 10 s) instead of holding every later command behind it.
+  eval: async ({ js }) => {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error('eval did not settle within 8s')), 8_000);
+    });
+    try {
+      return JSON.parse(JSON.stringify((await Promise.race([page.evaluate(js), timeout])) ?? null));
+    } finally {
+      clearTimeout(timer);
+    }
+  },
 };
 
 const answer = (msg) => process.stdout.write(JSON.stringify(msg) + '\n');

@@ -480,15 +480,15 @@ export class Conference {
     const result: ConferenceStats = { timestamp: this.clock.now(), inbound: [], outbound: [], uplinkEstimate: 0 };
     if (!s) return result;
     const [sub, pub] = await Promise.all([
-      s.subscribe ? s.subscribe.pc.getStats().catch(() => null) : null,
-      s.publish ? s.publish.pc.getStats().catch(() => null) : null,
+      s.subscribe ? this.boundedStats(s.subscribe.pc) : null,
+      s.publish ? this.boundedStats(s.publish.pc) : null,
     ]);
     if (sub) result.inbound = inboundStats(sub, (t, mid) => this.media.resolveStats(t, mid));
     // The peer shown from the direct connection: its rows come from there.
     const peer = this.direct.renderedPeer;
     const dpc = this.direct.peerConnection;
     if (peer !== null && dpc) {
-      const direct = await dpc.getStats().catch(() => null);
+      const direct = await this.boundedStats(dpc);
       const tracks = this.direct.tracks;
       if (direct) {
         result.inbound = result.inbound.filter((r) => r.participantId !== peer);
@@ -513,6 +513,27 @@ export class Conference {
       result.uplinkEstimate = uplinkEstimate(pub);
     }
     return result;
+  }
+
+  /**
+   * A connection's stats, or null when it fails or takes over 3 s: Firefox may
+   * never settle getStats on a connection closed while it runs (a signaling
+   * cut replaces both), and a caller's stats must not hang with it.
+   */
+  private boundedStats<T>(pc: { getStats(): Promise<T> }): Promise<T | null> {
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimeout(() => resolve(null), 3000);
+      pc.getStats().then(
+        (r) => {
+          this.clock.clearTimeout(timer);
+          resolve(r);
+        },
+        () => {
+          this.clock.clearTimeout(timer);
+          resolve(null);
+        },
+      );
+    });
   }
 
   // ---- session lifecycle ---------------------------------------------------
@@ -872,7 +893,7 @@ export class Conference {
   /** The SFU's inbound counters of a participant's video (else audio). */
   private async sfuProgress(peer: string): Promise<{ progress: Progress | null; hasVideo: boolean }> {
     const sub = this.session?.subscribe?.pc;
-    const report = sub ? await sub.getStats().catch(() => null) : null;
+    const report = sub ? await this.boundedStats(sub) : null;
     if (!report) return { progress: null, hasVideo: false };
     const rows = inboundStats(report, (t, mid) => this.media.resolveStats(t, mid)).filter((r) => r.participantId === peer);
     const video = rows.find((r) => r.kind === 'video');
