@@ -11,8 +11,8 @@ const WindowSize = 1024
 // Accept only after the datagram authenticated, so that forgeries cannot move
 // it. Pure; one owner.
 type Window struct {
-	top  uint64                 // highest accepted counter
-	any  bool                   // some counter accepted
+	top  uint64                  // highest accepted counter
+	any  bool                    // some counter accepted
 	bits [WindowSize / 64]uint64 // bit c%WindowSize: counter c accepted (for c in (top-WindowSize, top])
 }
 
