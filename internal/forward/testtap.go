@@ -20,7 +20,7 @@ type TapPacket struct {
 	Payload   []byte // a copy: the RTP payload (for VP8 with its payload descriptor)
 }
 
-// tap sees every packet forwarded to at least one receiver. TEST ONLY: the
+// tap sees every packet at least one receiver took (forwarded, or meant to be). TEST ONLY: the
 // blind-SFU browser test (e2e/e2ee_test.go) sets it to show that what the SFU
 // forwards for an end-to-end encrypted sender does not decode. Unset (always,
 // outside tests) it costs one atomic load per forwarded packet.
