@@ -46,6 +46,9 @@ type state struct {
 	retired    Totals // counters of tracks that ended here
 	chat       chatLog
 	p2p        p2pState // hybrid P2P mode (p2p.go)
+	// remoteDemand is, by other bridge, what its receivers need of the
+	// sources published here (remote.go).
+	remoteDemand map[string]map[string][]bool
 }
 
 func newRoom(name string, settings Settings) *Room {

@@ -46,7 +46,7 @@ func (s *state) reselect(now time.Time) {
 			m.m.Send(signal.TypeForwarded, signal.Forwarded{IDs: idStrings(sel), LastN: n})
 		}
 	}
-	needed := lastn.Needed(order, selections)
+	needed := append(lastn.Needed(order, selections), s.remoteSources()...)
 	for _, m := range s.members {
 		if m.video() == nil {
 			continue

@@ -139,6 +139,7 @@ func (s *state) maintainLayers(now time.Time) {
 			}
 		}
 	}
+	s.remoteNeeded(needed) // other bridges' receivers (remote.go)
 	resumed := false
 	for id, pub := range s.members {
 		sc := &pub.simulcast

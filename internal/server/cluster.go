@@ -54,6 +54,12 @@ func (s *Server) startCluster(opts Options) error {
 		node.Close()
 		return err
 	}
+	if cfg.Clustered() && cfg.RelayPort != 0 {
+		if err := s.startRelay(); err != nil {
+			node.Close()
+			return err
+		}
+	}
 	return nil
 }
 

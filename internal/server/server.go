@@ -54,6 +54,7 @@ type Server struct {
 	// redirects counts joins sent to another bridge.
 	node      *cluster.Node
 	redirects atomic.Uint64
+	relay     relayParts // the relay between bridges (relay.go)
 
 	// metricsHTTP serves /metrics on metrics-http (nil: /metrics is on http).
 	metricsHTTP *http.Server
@@ -153,13 +154,13 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	mainMetrics, err := s.setUpMetrics()
 	if err != nil {
-		s.node.Close()
+		s.closeCluster()
 		_ = ln.Close()
 		engine.Close()
 		return nil, err
 	}
 	if s.turn, deps.TURN, err = startTURN(cfg, ln.Addr(), engine.UDPAddrs(), log); err != nil {
-		s.node.Close()
+		s.closeCluster()
 		_ = ln.Close()
 		engine.Close()
 		if s.metricsLn != nil {
@@ -219,7 +220,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.cancelSessions(session.ErrShutdown)
 	s.sessions.Wait()
 	s.hub.Close()
-	s.node.Close()
+	s.closeCluster()
 	s.engine.Close()
 	if s.turn != nil {
 		_ = s.turn.Close()

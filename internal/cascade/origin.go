@@ -1,0 +1,446 @@
+package cascade
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/relay"
+)
+
+// The origin side: the tracks published here, relayed to the bridges that
+// subscribe to them. Each subscription is a DownTrack of the source's
+// encoding whose writer seals into relay datagrams, so the relay hop gets
+// what a receiver gets — a stream that starts at a keyframe, keyframe
+// requests aggregated at the source, NACKs answered from the source's
+// packet store — with one stream per encoding (no projection between them:
+// the subscriber's receivers each pick theirs).
+
+// subscription is a subscribe request: a bridge's whole demand in a room.
+type subscription struct {
+	Room    string   `json:"room"`
+	Node    string   `json:"node"`
+	Addr    string   `json:"addr"`    // its relay socket
+	RTTMS   float64  `json:"rttMs"`   // its round trip to this node, measured on the request before
+	Streams []uint32 `json:"streams"` // this node's stream ids it wants
+}
+
+type subscribeReply struct {
+	Sender uint32 `json:"sender"`
+}
+
+type outStream struct {
+	room string
+	up   *forward.UpTrack
+}
+
+type subKey struct {
+	node   string
+	stream uint32
+}
+
+// relayDown is one stream relayed to one bridge.
+type relayDown struct {
+	room      string
+	stream    uint32
+	up        *forward.UpTrack
+	d         *forward.DownTrack
+	w         *relayWriter
+	refreshed time.Time
+	rtt       time.Duration
+	resent    [resendSlots]resendMark // the one-RTT rule (thesis 8.3.4)
+}
+
+// resendSlots is how many recent retransmissions the one-RTT rule remembers.
+const resendSlots = 512
+
+type resendMark struct {
+	seq uint16
+	at  int64 // unix nanos; 0: none
+}
+
+// allowResend is the one-RTT rule of thesis 8.3.4: a packet is retransmitted
+// at most once per round trip — a second NACK for it within one RTT crossed
+// the first retransmission on the way.
+func (r *relayDown) allowResend(now time.Time, seq uint16) bool {
+	m := &r.resent[seq%resendSlots]
+	if m.at != 0 && m.seq == seq && now.UnixNano()-m.at < int64(r.rtt) {
+		return false
+	}
+	*m = resendMark{seq: seq, at: now.UnixNano()}
+	return true
+}
+
+type origin struct {
+	cfg Config
+
+	mu      sync.Mutex
+	ids     map[*forward.UpTrack]uint32
+	streams map[uint32]outStream
+	next    uint32
+	subs    map[subKey]*relayDown
+	demand  map[string]map[string]map[string][]bool // room → node → source → encodings, as last told the room
+	fb      relay.Feedback                          // scratch of feedback (relay reader only)
+}
+
+func newOrigin(cfg Config) *origin {
+	return &origin{cfg: cfg, ids: map[*forward.UpTrack]uint32{}, streams: map[uint32]outStream{}, next: rand.Uint32(),
+		subs: map[subKey]*relayDown{}, demand: map[string]map[string]map[string][]bool{}}
+}
+
+// streamID names up on the relay (stable while it lives).
+func (o *origin) streamID(room string, up *forward.UpTrack) uint32 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if id, ok := o.ids[up]; ok {
+		return id
+	}
+	o.next++
+	o.ids[up] = o.next
+	o.streams[o.next] = outStream{room: room, up: up}
+	return o.next
+}
+
+func (o *origin) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.subs)
+}
+
+// subscribe answers a bridge's subscription (NATS request/reply).
+func (o *origin) subscribe(req []byte) ([]byte, error) {
+	var s subscription
+	if err := json.Unmarshal(req, &s); err != nil {
+		return nil, fmt.Errorf("cascade: subscription: %w", err)
+	}
+	if s.Node == "" || s.Node == o.cfg.Node.ID() {
+		return nil, errors.New("cascade: subscription from nowhere")
+	}
+	addr, err := resolve(s.Addr)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	rtt := time.Duration(s.RTTMS * float64(time.Millisecond))
+	want := map[uint32]bool{}
+	for _, id := range s.Streams {
+		want[id] = true
+	}
+	var added, removed []*relayDown
+	o.mu.Lock()
+	for id := range want {
+		st, ok := o.streams[id]
+		if !ok || st.room != s.Room {
+			continue
+		}
+		k := subKey{s.Node, id}
+		r := o.subs[k]
+		if r == nil {
+			r = newRelayDown(o.cfg.Relay, st, id, addr)
+			o.subs[k] = r
+			added = append(added, r)
+		}
+		r.w.addr.Store(&addr)
+		r.refreshed, r.rtt = now, rtt
+	}
+	for k, r := range o.subs {
+		if k.node == s.Node && r.room == s.Room && !want[k.stream] {
+			delete(o.subs, k)
+			removed = append(removed, r)
+		}
+	}
+	demand := o.demandLocked(s.Room, s.Node)
+	o.mu.Unlock()
+	for _, r := range removed {
+		r.up.RemoveDown(r.d)
+	}
+	for _, r := range added {
+		r.up.AddDown(r.d)
+		r.up.RequestKeyframe(now)
+	}
+	o.tellRoom(s.Room, s.Node, demand)
+	return json.Marshal(subscribeReply{Sender: o.cfg.Relay.Keyring().Sender()})
+}
+
+// demandLocked is what node receives of room, by source and encoding, and
+// whether it changed since last told; nil: unchanged.
+func (o *origin) demandLocked(room, node string) map[string][]bool {
+	d := map[string][]bool{}
+	for k, r := range o.subs {
+		if k.node != node || r.room != room || r.up.Kind() != webrtc.RTPCodecTypeVideo {
+			continue
+		}
+		e := r.up.Encoding()
+		encs := d[r.up.Source()]
+		for len(encs) <= e {
+			encs = append(encs, false)
+		}
+		encs[e] = true
+		d[r.up.Source()] = encs
+	}
+	if o.demand[room] == nil {
+		o.demand[room] = map[string]map[string][]bool{}
+	}
+	if prev, ok := o.demand[room][node]; ok && sameDemand(prev, d) {
+		return nil
+	}
+	o.demand[room][node] = d
+	return d
+}
+
+func sameDemand(a, b map[string][]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (o *origin) tellRoom(room, node string, demand map[string][]bool) {
+	if demand == nil {
+		return
+	}
+	if rm, ok := o.cfg.Hub.Room(room); ok {
+		if len(demand) == 0 {
+			demand = nil
+		}
+		rm.SetRemoteDemand(node, demand)
+	}
+}
+
+// expire ends subscriptions not refreshed in time (their bridge died or left
+// the room) and forgets the ids of tracks that ended.
+func (o *origin) expire(now time.Time) {
+	type told struct {
+		room, node string
+		demand     map[string][]bool
+	}
+	var removed []*relayDown
+	var tell []told
+	o.mu.Lock()
+	for k, r := range o.subs {
+		if now.Sub(r.refreshed) > subscribeTTL {
+			delete(o.subs, k)
+			removed = append(removed, r)
+			tell = append(tell, told{room: r.room, node: k.node})
+		}
+	}
+	for i := range tell {
+		tell[i].demand = o.demandLocked(tell[i].room, tell[i].node)
+	}
+	o.mu.Unlock()
+	for _, r := range removed {
+		r.up.RemoveDown(r.d)
+	}
+	for _, t := range tell {
+		o.tellRoom(t.room, t.node, t.demand)
+	}
+}
+
+// retain forgets the streams of room that are not in live (nil: the room
+// ended here), and ends their subscriptions.
+func (o *origin) retain(room string, live map[*forward.UpTrack]bool) {
+	var removed []*relayDown
+	o.mu.Lock()
+	for id, st := range o.streams {
+		if st.room == room && !live[st.up] {
+			delete(o.streams, id)
+			delete(o.ids, st.up)
+		}
+	}
+	for k, r := range o.subs {
+		if r.room == room && !live[r.up] {
+			delete(o.subs, k)
+			removed = append(removed, r)
+		}
+	}
+	if live == nil {
+		delete(o.demand, room)
+	}
+	o.mu.Unlock()
+	for _, r := range removed {
+		r.up.RemoveDown(r.d)
+	}
+}
+
+// rooms are the rooms with streams known here.
+func (o *origin) rooms() map[string]bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]bool{}
+	for _, st := range o.streams {
+		out[st.room] = true
+	}
+	return out
+}
+
+func (o *origin) close() {
+	o.mu.Lock()
+	subs := o.subs
+	o.subs = map[subKey]*relayDown{}
+	o.mu.Unlock()
+	for _, r := range subs {
+		r.up.RemoveDown(r.d)
+	}
+}
+
+// feedback handles a keyframe request or NACKs from a subscriber (on the
+// relay's reader goroutine).
+func (o *origin) feedback(now time.Time, sender uint32, stream uint32, body []byte) {
+	if relay.ParseFeedback(body, &o.fb) != nil {
+		return
+	}
+	node, ok := o.cfg.Relay.Peers().Node(sender)
+	if !ok {
+		return
+	}
+	o.mu.Lock()
+	st, known := o.streams[stream]
+	r := o.subs[subKey{node, stream}]
+	o.mu.Unlock()
+	switch o.fb.Type {
+	case relay.FeedbackKeyframe:
+		// Any bridge may ask: it may be about to subscribe.
+		if known {
+			st.up.Stats().ReceiverKeyframes.Add(1)
+			st.up.RequestKeyframe(now)
+		}
+	case relay.FeedbackNACK:
+		if r == nil {
+			return
+		}
+		nack := &rtcp.TransportLayerNack{MediaSSRC: r.w.ssrc}
+		for _, p := range o.fb.NACKs {
+			p.Lost(func(seq uint16) {
+				if r.allowResend(now, seq) {
+					nack.Nacks = append(nack.Nacks, rtcp.NackPair{PacketID: seq})
+				}
+			})
+		}
+		if len(nack.Nacks) > 0 {
+			r.d.HandleRTCP(now, []rtcp.Packet{nack})
+		}
+	}
+}
+
+func resolve(hostport string) (netip.AddrPort, error) {
+	if ap, err := netip.ParseAddrPort(hostport); err == nil {
+		return ap, nil
+	}
+	a, err := net.ResolveUDPAddr("udp", hostport)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("cascade: relay address %q: %w", hostport, err)
+	}
+	return a.AddrPort(), nil
+}
+
+// relayWriter is the writer of a relayed DownTrack: each RTP packet, sealed
+// into one datagram to the subscriber. Called under the DownTrack's lock
+// (one writer at a time), so its scratch needs none.
+type relayWriter struct {
+	t      *relay.Transport
+	addr   atomic.Pointer[netip.AddrPort]
+	stream uint32
+	ssrc   uint32
+	levels *forward.LevelRing // audio: the source's levels, sent along
+	hdr    rtp.Header
+	exts   []rtp.Extension // hdr's, with a backing of its own
+	ext    [1]byte
+	buf    [relay.MaxBody]byte
+	silent atomic.Uint64 // audio packets not relayed: the source is silent
+}
+
+// audioLevelExt is the extension id the relay carries audio levels in.
+const audioLevelExt = 1
+
+// silence is RFC 6464's level of digital silence (-127 dBov): such audio is
+// not relayed (audio of non-silent participants only).
+const silence = 127
+
+func (w *relayWriter) WriteRTP(h *rtp.Header, payload []byte) (int, error) {
+	w.hdr = *h
+	w.hdr.Extension, w.hdr.Extensions = false, w.exts[:0]
+	if w.levels != nil {
+		if l, ok := w.levels.Latest(); ok && time.Since(l.At) < 100*time.Millisecond {
+			if l.Raw >= silence {
+				w.silent.Add(1)
+				return len(payload), nil
+			}
+			w.ext[0] = l.Raw
+			_ = w.hdr.SetExtension(audioLevelExt, w.ext[:])
+			w.exts = w.hdr.Extensions
+		}
+	}
+	n, err := w.hdr.MarshalTo(w.buf[:])
+	if err != nil {
+		return 0, err
+	}
+	if n+len(payload) > len(w.buf) {
+		return 0, relay.ErrLong
+	}
+	n += copy(w.buf[n:], payload)
+	addr := w.addr.Load()
+	if err := w.t.Send(time.Now(), *addr, relay.KindMedia, w.stream, w.buf[:n]); err != nil {
+		return 0, err
+	}
+	return len(payload), nil
+}
+
+func (w *relayWriter) Write(b []byte) (int, error) {
+	return 0, errors.New("cascade: raw writes are not relayed")
+}
+
+// bindContext binds a relayed DownTrack as a receiver's answer would.
+type bindContext struct {
+	codec webrtc.RTPCodecParameters
+	ssrc  uint32
+	w     *relayWriter
+}
+
+func (b bindContext) CodecParameters() []webrtc.RTPCodecParameters {
+	return []webrtc.RTPCodecParameters{b.codec}
+}
+func (b bindContext) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter { return nil }
+func (b bindContext) SSRC() webrtc.SSRC                                      { return webrtc.SSRC(b.ssrc) }
+func (b bindContext) SSRCRetransmission() webrtc.SSRC                        { return 0 }
+func (b bindContext) SSRCForwardErrorCorrection() webrtc.SSRC                { return 0 }
+func (b bindContext) WriteStream() webrtc.TrackLocalWriter                   { return b.w }
+func (b bindContext) ID() string                                             { return "relay" }
+func (b bindContext) RTCPReader() interceptor.RTCPReader                     { return nil }
+
+func newRelayDown(t *relay.Transport, st outStream, stream uint32, addr netip.AddrPort) *relayDown {
+	w := &relayWriter{t: t, stream: stream, ssrc: rand.Uint32()}
+	w.addr.Store(&addr)
+	if st.up.Kind() == webrtc.RTPCodecTypeAudio && st.up.AudioLevelExtID() != 0 {
+		w.levels = st.up.Levels()
+	}
+	d := forward.NewDownTrack(st.up, "relay")
+	pt := webrtc.PayloadType(96)
+	if st.up.Kind() == webrtc.RTPCodecTypeAudio {
+		pt = 111
+	}
+	_, _ = d.Bind(bindContext{codec: webrtc.RTPCodecParameters{RTPCodecCapability: st.up.Codec(), PayloadType: pt}, ssrc: w.ssrc, w: w})
+	return &relayDown{room: st.room, stream: stream, up: st.up, d: d, w: w}
+}

@@ -1,0 +1,394 @@
+package cascade
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"net/netip"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/relay"
+	"github.com/podium-sfu/podium/internal/room"
+	"github.com/podium-sfu/podium/internal/signal"
+)
+
+// The remote side: participants of other bridges in the local rooms, their
+// tracks fed by the relay. Owned by Cascade.run, except the dispatch map
+// (read by the relay's reader) and each track's queue.
+
+type bridgeKey struct{ room, node string }
+
+// bridge is another bridge's part of a local room.
+type bridge struct {
+	key    bridgeKey
+	rm     *room.Room
+	sender uint32
+	addr   atomic.Pointer[netip.AddrPort] // its relay socket, for feedback
+	seen   time.Time                      // its latest roster
+	parts  map[string]*remotePart
+
+	lastSub     time.Time
+	lastStreams []uint32
+	pending     atomic.Bool  // a subscription request in flight
+	rtt         atomic.Int64 // nanos, the latest request's round trip
+}
+
+type remotePart struct {
+	m      *member
+	info   signal.Participant
+	tracks map[uint32]*remoteTrack
+}
+
+type remotes struct {
+	cfg      Config
+	bridges  map[bridgeKey]*bridge
+	dispatch atomic.Pointer[map[uint64]*remoteTrack] // sender<<32 | stream
+	drops    atomic.Uint64
+	parts    atomic.Int64 // participants of other bridges in local rooms
+	wg       sync.WaitGroup // subscription requests
+}
+
+func newRemotes(cfg Config) *remotes {
+	r := &remotes{cfg: cfg, bridges: map[bridgeKey]*bridge{}}
+	r.dispatch.Store(&map[uint64]*remoteTrack{})
+	return r
+}
+
+func trackKey(sender, stream uint32) uint64 { return uint64(sender)<<32 | uint64(stream) }
+
+// media queues a relayed RTP packet for its track (relay reader; no
+// allocation: the track's buffers go round).
+func (r *remotes) media(sender, stream uint32, body []byte) {
+	t := (*r.dispatch.Load())[trackKey(sender, stream)]
+	if t == nil {
+		return
+	}
+	select {
+	case p := <-t.free:
+		*p = append((*p)[:0], body...)
+		t.data <- p // never blocks: as many slots as buffers
+	default:
+		r.drops.Add(1)
+	}
+}
+
+// apply reconciles a local room with a bridge's roster.
+func (r *remotes) apply(now time.Time, ro roster) {
+	key := bridgeKey{ro.Room, ro.Node}
+	rm, ok := r.cfg.Hub.Room(ro.Room)
+	b := r.bridges[key]
+	if b != nil && (!ok || b.rm != rm) {
+		r.teardown(b)
+		b = nil
+	}
+	if !ok {
+		return
+	}
+	addr, err := resolve(ro.Addr)
+	if err != nil {
+		return
+	}
+	if b == nil {
+		b = &bridge{key: key, rm: rm, parts: map[string]*remotePart{}}
+		r.bridges[key] = b
+	}
+	if b.sender != ro.Sender && b.sender != 0 {
+		// The bridge restarted: its streams are new ones.
+		r.dropParts(b)
+	}
+	b.sender, b.seen = ro.Sender, now
+	b.addr.Store(&addr)
+	changed := false
+	listed := map[string]bool{}
+	for _, p := range ro.Participants {
+		listed[p.Info.ID] = true
+		part := b.parts[p.Info.ID]
+		if part == nil {
+			m := &member{id: p.Info.ID}
+			if err := rm.AddRemote(m, p.Info); err != nil {
+				r.cfg.Log.Debug("cascade: remote participant refused", "room", ro.Room, "id", p.Info.ID, "err", err)
+				continue
+			}
+			part = &remotePart{m: m, info: p.Info, tracks: map[uint32]*remoteTrack{}}
+			b.parts[p.Info.ID] = part
+		} else if p.Info.AudioMuted != part.info.AudioMuted || p.Info.VideoMuted != part.info.VideoMuted {
+			rm.SetMute(part.m, p.Info.AudioMuted, p.Info.VideoMuted)
+			part.info = p.Info
+		}
+		// Lowest encoding first: a receiver's DownTrack starts on it.
+		tracks := slices.Clone(p.Tracks)
+		sort.SliceStable(tracks, func(i, j int) bool { return tracks[i].Encoding < tracks[j].Encoding })
+		have := map[uint32]bool{}
+		for _, t := range tracks {
+			have[t.Stream] = true
+			if part.tracks[t.Stream] != nil {
+				continue
+			}
+			rt := newRemoteTrack(r.cfg.Relay, b, t)
+			part.tracks[t.Stream] = rt
+			r.wg.Add(1)
+			go func() { defer r.wg.Done(); rt.up.Run() }()
+			rm.Publish(part.m, rt.up)
+			changed = true
+		}
+		for id, rt := range part.tracks {
+			if !have[id] {
+				rt.close()
+				rm.Unpublish(part.m, rt.up)
+				delete(part.tracks, id)
+				changed = true
+			}
+		}
+	}
+	for id, part := range b.parts {
+		if !listed[id] {
+			r.dropPart(b, part)
+			delete(b.parts, id)
+			changed = true
+		}
+	}
+	if changed {
+		r.rebuild()
+	}
+}
+
+func (r *remotes) dropPart(b *bridge, part *remotePart) {
+	for _, rt := range part.tracks {
+		rt.close()
+	}
+	b.rm.RemoveRemote(part.m)
+}
+
+func (r *remotes) dropParts(b *bridge) {
+	for id, part := range b.parts {
+		r.dropPart(b, part)
+		delete(b.parts, id)
+	}
+	r.rebuild()
+}
+
+// teardown removes a bridge's participants and tells it we want nothing.
+func (r *remotes) teardown(b *bridge) {
+	r.dropParts(b)
+	delete(r.bridges, b.key)
+	r.request(b, nil)
+}
+
+// rebuild makes the dispatch map anew from the bridges' tracks.
+func (r *remotes) rebuild() {
+	m := map[uint64]*remoteTrack{}
+	parts := 0
+	for _, b := range r.bridges {
+		parts += len(b.parts)
+		for _, p := range b.parts {
+			for id, t := range p.tracks {
+				m[trackKey(b.sender, id)] = t
+			}
+		}
+	}
+	r.dispatch.Store(&m)
+	r.parts.Store(int64(parts))
+}
+
+// maintain drops bridges gone silent or of rooms no longer served here, and
+// sends each bridge the streams its receivers here want (Last N between
+// bridges: what some local receiver selects, only the encodings it takes).
+func (r *remotes) maintain(now time.Time, rooms map[string]bool) {
+	for _, b := range r.bridges {
+		if !rooms[b.key.room] || now.Sub(b.seen) > rosterTTL {
+			r.teardown(b)
+			continue
+		}
+		var want []uint32
+		for _, p := range b.parts {
+			for id, t := range p.tracks {
+				if t.wanted() {
+					want = append(want, id)
+				}
+			}
+		}
+		slices.Sort(want)
+		if !slices.Equal(want, b.lastStreams) || now.Sub(b.lastSub) >= subscribeEvery {
+			if r.request(b, want) {
+				b.lastStreams, b.lastSub = want, now
+			}
+		}
+	}
+}
+
+// request sends b the subscription want in the background; false: one is
+// still in flight.
+func (r *remotes) request(b *bridge, want []uint32) bool {
+	if !b.pending.CompareAndSwap(false, true) {
+		return false
+	}
+	s := subscription{Room: b.key.room, Node: r.cfg.Node.ID(), Addr: r.cfg.Addr.String(),
+		RTTMS: float64(b.rtt.Load()) / 1e6, Streams: want}
+	if s.Streams == nil {
+		s.Streams = []uint32{}
+	}
+	body, _ := json.Marshal(s)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer b.pending.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		if _, err := r.cfg.Node.Request(ctx, b.key.node, subscribeName, body); err != nil {
+			r.cfg.Log.Debug("cascade: subscription", "bridge", b.key.node, "room", b.key.room, "err", err)
+			return
+		}
+		b.rtt.Store(int64(time.Since(t0)))
+	}()
+	return true
+}
+
+func (r *remotes) closeAll() {
+	for _, b := range r.bridges {
+		r.teardown(b)
+	}
+	r.wg.Wait()
+}
+
+func (r *remotes) stats() Stats {
+	st := Stats{QueueDrops: r.drops.Load(), RemoteParticipants: int(r.parts.Load())}
+	for _, t := range *r.dispatch.Load() {
+		if t.wanted() {
+			st.RelayedIn++
+		}
+	}
+	return st
+}
+
+// queueSlots is how many relayed packets of one track may wait for its reader.
+const queueSlots = 64
+
+// remoteTrack is one relayed stream here: an UpTrack whose Read takes the
+// relay's packets, which local receivers subscribe to as to a publisher's.
+type remoteTrack struct {
+	t      *relay.Transport
+	b      *bridge
+	stream uint32
+	up     *forward.UpTrack
+	data   chan *[]byte
+	free   chan *[]byte
+	done   chan struct{}
+	once   sync.Once
+
+	// The reader's (up.Run) only.
+	started bool
+	highest uint16
+	pairs   []relay.NACKPair
+	fb      []byte
+}
+
+func newRemoteTrack(t *relay.Transport, b *bridge, info rosterTrack) *remoteTrack {
+	rt := &remoteTrack{t: t, b: b, stream: info.Stream, data: make(chan *[]byte, queueSlots), free: make(chan *[]byte, queueSlots),
+		done: make(chan struct{}), fb: make([]byte, 0, 1+4*relay.MaxNACKPairs)}
+	for range queueSlots {
+		p := make([]byte, 0, relay.MaxBody)
+		rt.free <- &p
+	}
+	kind := webrtc.RTPCodecTypeVideo
+	var ext uint8
+	if info.Kind == webrtc.RTPCodecTypeAudio.String() {
+		kind, ext = webrtc.RTPCodecTypeAudio, audioLevelExt
+	}
+	rt.up = forward.NewUpTrack(forward.UpTrackParams{
+		Source: info.Source, Kind: kind, SSRC: info.Stream, Codec: info.Codec,
+		Read: rt.read, SendKeyframeRequest: rt.keyframe, AudioLevelExtID: ext,
+		RID: info.RID, Encoding: info.Encoding,
+	})
+	return rt
+}
+
+func (rt *remoteTrack) close() { rt.once.Do(func() { close(rt.done) }) }
+
+// wanted: some local receiver takes this stream now.
+func (rt *remoteTrack) wanted() bool {
+	if rt.up.Kind() == webrtc.RTPCodecTypeAudio {
+		return len(rt.up.Downs()) > 0
+	}
+	return rt.up.Wanted()
+}
+
+func (rt *remoteTrack) read(b []byte) (int, error) {
+	select {
+	case p := <-rt.data:
+		n := copy(b, *p)
+		rt.free <- p
+		rt.gap(b[:n])
+		return n, nil
+	case <-rt.done:
+		return 0, io.EOF
+	}
+}
+
+// nackSpan is the largest gap NACKed: a longer one is an outage or the
+// stream's start, which keyframes repair.
+const nackSpan = 128
+
+// gap NACKs, over the relay, the packets missing before this one: repair on
+// the relay hop, which the origin answers from its packet store.
+func (rt *remoteTrack) gap(pkt []byte) {
+	if len(pkt) < 12 || rt.up.Kind() != webrtc.RTPCodecTypeVideo {
+		return
+	}
+	seq := binary.BigEndian.Uint16(pkt[2:])
+	if !rt.started {
+		rt.started, rt.highest = true, seq
+		return
+	}
+	d := int16(seq - rt.highest)
+	if d <= 0 {
+		return // late or repaired
+	}
+	if d > 1 && d <= nackSpan {
+		rt.pairs = rt.pairs[:0]
+		for s := rt.highest + 1; s != seq; s++ {
+			if n := len(rt.pairs); n > 0 && s-rt.pairs[n-1].First <= 16 {
+				rt.pairs[n-1].Mask |= 1 << (s - rt.pairs[n-1].First - 1)
+				continue
+			}
+			rt.pairs = append(rt.pairs, relay.NACKPair{First: s})
+		}
+		if addr := rt.b.addr.Load(); addr != nil {
+			_ = rt.t.Send(time.Now(), *addr, relay.KindFeedback, rt.stream, relay.AppendNACK(rt.fb[:0], rt.pairs))
+		}
+	}
+	rt.highest = seq
+}
+
+// keyframe asks the origin for a keyframe of the stream.
+func (rt *remoteTrack) keyframe(uint32) error {
+	addr := rt.b.addr.Load()
+	if addr == nil {
+		return nil
+	}
+	var b [1]byte
+	return rt.t.Send(time.Now(), *addr, relay.KindFeedback, rt.stream, relay.AppendKeyframeRequest(b[:0]))
+}
+
+// member is a participant of another bridge as the local room sees it: it
+// receives nothing here and its messages go nowhere.
+type member struct{ id string }
+
+func (m *member) ID() string                              { return m.id }
+func (m *member) Send(string, any)                        {}
+func (m *member) AddDownTrack(*forward.DownTrack)         {}
+func (m *member) RemoveDownTrack(*forward.DownTrack)      {}
+func (m *member) Replaced()                               {}
+func (m *member) RTT() (publish, subscribe time.Duration) { return 0, 0 }
+func (m *member) Remove(string, string)                   {}
+func (m *member) Failed(string)                           {}
+func (m *member) Link() *forward.Link                     { return nil }
+func (m *member) Remote() bool                            { return true }
