@@ -52,7 +52,7 @@ type remotes struct {
 	bridges  map[bridgeKey]*bridge
 	dispatch atomic.Pointer[map[uint64]*remoteTrack] // sender<<32 | stream
 	drops    atomic.Uint64
-	parts    atomic.Int64 // participants of other bridges in local rooms
+	parts    atomic.Int64   // participants of other bridges in local rooms
 	wg       sync.WaitGroup // subscription requests
 }
 
