@@ -35,10 +35,20 @@ type subscription struct {
 	Addr    string   `json:"addr"`    // its relay socket
 	RTTMS   float64  `json:"rttMs"`   // its round trip to this node, measured on the request before
 	Streams []uint32 `json:"streams"` // this node's stream ids it wants
+	// Keep are the video encodings, by source, its receivers need kept on at
+	// the sender, relayed or not yet (a receiver switching up needs the
+	// encoding sent before it can take it).
+	Keep map[string][]bool `json:"keep,omitempty"`
 }
 
 type subscribeReply struct {
 	Sender uint32 `json:"sender"`
+}
+
+// kept is what a subscription asked kept on at the senders, and when.
+type kept struct {
+	encs map[string][]bool
+	at   time.Time
 }
 
 type outStream struct {
@@ -92,12 +102,13 @@ type origin struct {
 	next    uint32
 	subs    map[subKey]*relayDown
 	demand  map[string]map[string]map[string][]bool // room → node → source → encodings, as last told the room
+	keep    map[bridgeKey]kept                      // what each bridge's subscription asked kept on
 	fb      relay.Feedback                          // scratch of feedback (relay reader only)
 }
 
 func newOrigin(cfg Config) *origin {
 	return &origin{cfg: cfg, ids: map[*forward.UpTrack]uint32{}, streams: map[uint32]outStream{}, next: rand.Uint32(),
-		subs: map[subKey]*relayDown{}, demand: map[string]map[string]map[string][]bool{}}
+		subs: map[subKey]*relayDown{}, demand: map[string]map[string]map[string][]bool{}, keep: map[bridgeKey]kept{}}
 }
 
 // streamID names up on the relay (stable while it lives).
@@ -161,6 +172,7 @@ func (o *origin) subscribe(req []byte) ([]byte, error) {
 			removed = append(removed, r)
 		}
 	}
+	o.keep[bridgeKey{s.Room, s.Node}] = kept{encs: s.Keep, at: now}
 	demand := o.demandLocked(s.Room, s.Node)
 	o.mu.Unlock()
 	for _, r := range removed {
@@ -189,6 +201,16 @@ func (o *origin) demandLocked(room, node string) map[string][]bool {
 		}
 		encs[e] = true
 		d[r.up.Source()] = encs
+	}
+	for source, encs := range o.keep[bridgeKey{room, node}].encs {
+		mark := d[source]
+		for len(mark) < len(encs) {
+			mark = append(mark, false)
+		}
+		for i, on := range encs {
+			mark[i] = mark[i] || on
+		}
+		d[source] = mark
 	}
 	if o.demand[room] == nil {
 		o.demand[room] = map[string]map[string][]bool{}
@@ -231,24 +253,31 @@ func (o *origin) tellRoom(room, node string, demand map[string][]bool) {
 }
 
 // expire ends subscriptions not refreshed in time (their bridge died or left
-// the room) and forgets the ids of tracks that ended.
+// the room) and forgets what they asked kept on.
 func (o *origin) expire(now time.Time) {
 	type told struct {
 		room, node string
 		demand     map[string][]bool
 	}
 	var removed []*relayDown
-	var tell []told
+	stale := map[bridgeKey]bool{}
 	o.mu.Lock()
 	for k, r := range o.subs {
 		if now.Sub(r.refreshed) > subscribeTTL {
 			delete(o.subs, k)
 			removed = append(removed, r)
-			tell = append(tell, told{room: r.room, node: k.node})
+			stale[bridgeKey{r.room, k.node}] = true
 		}
 	}
-	for i := range tell {
-		tell[i].demand = o.demandLocked(tell[i].room, tell[i].node)
+	for k, kp := range o.keep {
+		if now.Sub(kp.at) > subscribeTTL {
+			delete(o.keep, k)
+			stale[k] = true
+		}
+	}
+	var tell []told
+	for k := range stale {
+		tell = append(tell, told{room: k.room, node: k.node, demand: o.demandLocked(k.room, k.node)})
 	}
 	o.mu.Unlock()
 	for _, r := range removed {

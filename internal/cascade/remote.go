@@ -37,6 +37,9 @@ type bridge struct {
 
 	lastSub     time.Time
 	lastStreams []uint32
+	lastKeep    map[string][]bool
+	kept        map[string][]bool // the room's RemoteWants of our sources
+	keptAt      time.Time
 	pending     atomic.Bool  // a subscription request in flight
 	rtt         atomic.Int64 // nanos, the latest request's round trip
 }
@@ -113,6 +116,7 @@ func (r *remotes) apply(now time.Time, ro roster) {
 		part := b.parts[p.Info.ID]
 		if part == nil {
 			m := &member{id: p.Info.ID}
+			m.setEncodings(p.Tracks)
 			if err := rm.AddRemote(m, p.Info); err != nil {
 				r.cfg.Log.Debug("cascade: remote participant refused", "room", ro.Room, "id", p.Info.ID, "err", err)
 				continue
@@ -123,6 +127,7 @@ func (r *remotes) apply(now time.Time, ro roster) {
 			rm.SetMute(part.m, p.Info.AudioMuted, p.Info.VideoMuted)
 			part.info = p.Info
 		}
+		part.m.setEncodings(p.Tracks)
 		// Lowest encoding first: a receiver's DownTrack starts on it.
 		tracks := slices.Clone(p.Tracks)
 		sort.SliceStable(tracks, func(i, j int) bool { return tracks[i].Encoding < tracks[j].Encoding })
@@ -179,7 +184,7 @@ func (r *remotes) dropParts(b *bridge) {
 func (r *remotes) teardown(b *bridge) {
 	r.dropParts(b)
 	delete(r.bridges, b.key)
-	r.request(b, nil)
+	r.request(b, nil, nil)
 }
 
 // rebuild makes the dispatch map anew from the bridges' tracks.
@@ -216,22 +221,46 @@ func (r *remotes) maintain(now time.Time, rooms map[string]bool) {
 			}
 		}
 		slices.Sort(want)
-		if !slices.Equal(want, b.lastStreams) || now.Sub(b.lastSub) >= subscribeEvery {
-			if r.request(b, want) {
-				b.lastStreams, b.lastSub = want, now
+		keep := r.keep(now, b)
+		if !slices.Equal(want, b.lastStreams) || !sameDemand(keep, b.lastKeep) || now.Sub(b.lastSub) >= subscribeEvery {
+			if r.request(b, want, keep) {
+				b.lastStreams, b.lastKeep, b.lastSub = want, keep, now
 			}
 		}
 	}
 }
 
-// request sends b the subscription want in the background; false: one is
-// still in flight.
-func (r *remotes) request(b *bridge, want []uint32) bool {
+// keepEvery is how often the encodings wanted of other bridges' senders are
+// read from a room.
+const keepEvery = 250 * time.Millisecond
+
+// keep is what b's senders must keep sending for receivers here (the room's
+// RemoteWants of b's sources), read from the room every keepEvery.
+func (r *remotes) keep(now time.Time, b *bridge) map[string][]bool {
+	if now.Sub(b.keptAt) < keepEvery {
+		return b.kept
+	}
+	all := b.rm.RemoteWants()
+	out := map[string][]bool{}
+	for _, p := range b.parts {
+		for _, t := range p.tracks {
+			if w, ok := all[t.source]; ok {
+				out[t.source] = w
+			}
+		}
+	}
+	b.kept, b.keptAt = out, now
+	return out
+}
+
+// request sends b the subscription in the background; false: one is still
+// in flight.
+func (r *remotes) request(b *bridge, want []uint32, keep map[string][]bool) bool {
 	if !b.pending.CompareAndSwap(false, true) {
 		return false
 	}
 	s := subscription{Room: b.key.room, Node: r.cfg.Node.ID(), Addr: r.cfg.Addr.String(),
-		RTTMS: float64(b.rtt.Load()) / 1e6, Streams: want}
+		RTTMS: float64(b.rtt.Load()) / 1e6, Streams: want, Keep: keep}
 	if s.Streams == nil {
 		s.Streams = []uint32{}
 	}
@@ -278,6 +307,7 @@ type remoteTrack struct {
 	t      *relay.Transport
 	b      *bridge
 	stream uint32
+	source string
 	up     *forward.UpTrack
 	data   chan *[]byte
 	free   chan *[]byte
@@ -292,7 +322,7 @@ type remoteTrack struct {
 }
 
 func newRemoteTrack(t *relay.Transport, b *bridge, info rosterTrack) *remoteTrack {
-	rt := &remoteTrack{t: t, b: b, stream: info.Stream, data: make(chan *[]byte, queueSlots), free: make(chan *[]byte, queueSlots),
+	rt := &remoteTrack{t: t, b: b, stream: info.Stream, source: info.Source, data: make(chan *[]byte, queueSlots), free: make(chan *[]byte, queueSlots),
 		done: make(chan struct{}), fb: make([]byte, 0, 1+4*relay.MaxNACKPairs)}
 	for range queueSlots {
 		p := make([]byte, 0, relay.MaxBody)
@@ -379,8 +409,40 @@ func (rt *remoteTrack) keyframe(uint32) error {
 }
 
 // member is a participant of another bridge as the local room sees it: it
-// receives nothing here and its messages go nowhere.
-type member struct{ id string }
+// receives nothing here and its messages go nowhere. Its encodings are as its
+// origin measures them (room's encodingView).
+type member struct {
+	id   string
+	mu   sync.Mutex
+	encs map[string][]room.RemoteEncoding // by source
+}
+
+// Encodings implements the room's encodingView.
+func (m *member) Encodings(source string) ([]room.RemoteEncoding, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.encs[source]
+	return e, ok
+}
+
+// setEncodings records the origin's view of the participant's video.
+func (m *member) setEncodings(tracks []rosterTrack) {
+	encs := map[string][]room.RemoteEncoding{}
+	for _, t := range tracks {
+		if t.Kind != webrtc.RTPCodecTypeVideo.String() || t.Encoding < 0 || t.Encoding > 3 {
+			continue
+		}
+		e := encs[t.Source]
+		for len(e) <= t.Encoding {
+			e = append(e, room.RemoteEncoding{})
+		}
+		e[t.Encoding] = room.RemoteEncoding{Width: t.Width, Height: t.Height, Active: t.Active, Bitrate: t.Bitrate, Temporal: t.Temporal}
+		encs[t.Source] = e
+	}
+	m.mu.Lock()
+	m.encs = encs
+	m.mu.Unlock()
+}
 
 func (m *member) ID() string                              { return m.id }
 func (m *member) Send(string, any)                        {}

@@ -37,7 +37,18 @@ type rosterTrack struct {
 	Codec    webrtc.RTPCodecCapability `json:"codec"`
 	RID      string                    `json:"rid,omitempty"`
 	Encoding int                       `json:"encoding"`
+	// The origin's measure of a video encoding (the subscriber gets only
+	// those its receivers take, and cannot measure the others).
+	Active   bool   `json:"active,omitempty"`
+	Bitrate  int    `json:"bitrate,omitempty"`
+	Temporal [3]int `json:"temporal,omitzero"`
+	Width    int    `json:"width,omitempty"`
+	Height   int    `json:"height,omitempty"`
 }
+
+// activeWindow is how recently an encoding must have sent to count as on
+// (as the room's).
+const activeWindow = time.Second
 
 func decodeRoster(b []byte) (roster, error) {
 	var r roster
@@ -59,10 +70,15 @@ func (c *Cascade) publishRoster(now time.Time, rm *room.Room) {
 		p := rosterParticipant{Info: l.Info}
 		for _, up := range l.Ups {
 			live[up] = true
-			p.Tracks = append(p.Tracks, rosterTrack{
+			t := rosterTrack{
 				Stream: c.origin.streamID(rm.Name(), up), Source: up.Source(), Kind: up.Kind().String(), Codec: up.Codec(),
 				RID: up.RID(), Encoding: up.Encoding(),
-			})
+			}
+			if up.Kind() == webrtc.RTPCodecTypeVideo {
+				t.Active, t.Bitrate, t.Temporal = up.Active(now, activeWindow), up.Bitrate(now), up.TemporalBitrates(now)
+				t.Width, t.Height = up.Size()
+			}
+			p.Tracks = append(p.Tracks, t)
 		}
 		r.Participants = append(r.Participants, p)
 	}

@@ -195,6 +195,9 @@ func (m *member) allocLayers(now time.Time) []alloc.Layer {
 			out[i].Active = e.Active || m.simulcast.resuming(i, now)
 			out[i].Bitrate = up.TemporalBitrates(now)
 		}
+		if tl, ok := m.remoteTemporal(now, i); ok { // measured at its origin bridge
+			out[i].Bitrate = tl
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/podium-sfu/podium/internal/algo/lastn"
+	"github.com/podium-sfu/podium/internal/algo/layers"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -104,5 +105,78 @@ func (s *state) remoteSources() []lastn.ID {
 			}
 		}
 	}
+	return out
+}
+
+// RemoteEncoding is a relayed video encoding as its origin bridge measures
+// it: a bridge that receives only the encodings its receivers take cannot.
+type RemoteEncoding struct {
+	Width, Height int
+	Active        bool
+	Bitrate       int
+	Temporal      [3]int // cumulative, as UpTrack.TemporalBitrates
+}
+
+// encodingView is implemented by a remote participant's Member: its sources'
+// encodings by index, as last reported by the origin (ok false: unknown).
+// Called on the room loop: it must not block.
+type encodingView interface {
+	Encodings(source string) ([]RemoteEncoding, bool)
+}
+
+// remoteEncodings is m's encodings from its origin's view, for a source
+// served elsewhere.
+func (m *member) remoteEncodings(now time.Time) ([]layers.Encoding, bool) {
+	v, ok := m.m.(encodingView)
+	if !ok || !isRemote(m.m) {
+		return nil, false
+	}
+	encs, ok := v.Encodings(m.info.ID)
+	if !ok {
+		return nil, false
+	}
+	out := make([]layers.Encoding, len(encs))
+	for i, e := range encs {
+		out[i] = layers.Encoding{Width: e.Width, Height: e.Height, Active: e.Active, Bitrate: e.Bitrate}
+	}
+	return out, true
+}
+
+// remoteTemporal is encoding i's temporal rates from its origin's view.
+func (m *member) remoteTemporal(now time.Time, i int) ([3]int, bool) {
+	v, ok := m.m.(encodingView)
+	if !ok || !isRemote(m.m) {
+		return [3]int{}, false
+	}
+	encs, ok := v.Encodings(m.info.ID)
+	if !ok || i >= len(encs) {
+		return [3]int{}, false
+	}
+	return encs[i].Temporal, true
+}
+
+// noteRemoteWants keeps, of needed, the marks of sources served elsewhere:
+// their origins keep those encodings on at the sender (RemoteWants).
+func (s *state) noteRemoteWants(needed map[string][]bool) {
+	wants := map[string][]bool{}
+	for source, mark := range needed {
+		if pub, ok := s.publisher(source); ok && isRemote(pub.m) {
+			wants[source] = slices.Clone(mark)
+		}
+	}
+	s.remoteWants = wants
+}
+
+// RemoteWants is, by source served elsewhere, the encodings receivers here
+// need kept on at its sender (its origin bridge is told; the streams relayed
+// are only those receivers take now).
+func (r *Room) RemoteWants() map[string][]bool {
+	var out map[string][]bool
+	r.do(func(s *state) {
+		out = make(map[string][]bool, len(s.remoteWants))
+		for k, v := range s.remoteWants {
+			out[k] = slices.Clone(v)
+		}
+	})
 	return out
 }

@@ -49,6 +49,9 @@ type state struct {
 	// remoteDemand is, by other bridge, what its receivers need of the
 	// sources published here (remote.go).
 	remoteDemand map[string]map[string][]bool
+	// remoteWants is, by source served elsewhere, the encodings receivers
+	// here need kept on at its sender (remote.go).
+	remoteWants map[string][]bool
 }
 
 func newRoom(name string, settings Settings) *Room {

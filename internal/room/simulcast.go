@@ -47,6 +47,9 @@ func (sc *simulcastState) resuming(i int, now time.Time) bool {
 // encodings describes m's simulcast encodings as the layer choice needs them:
 // those sending and those declared but not (yet) sending, as inactive.
 func (m *member) encodings(now time.Time) []layers.Encoding {
+	if encs, ok := m.remoteEncodings(now); ok {
+		return encs
+	}
 	ups := m.videoUps()
 	n := 0
 	for i, up := range ups {
@@ -140,6 +143,7 @@ func (s *state) maintainLayers(now time.Time) {
 		}
 	}
 	s.remoteNeeded(needed) // other bridges' receivers (remote.go)
+	s.noteRemoteWants(needed)
 	resumed := false
 	for id, pub := range s.members {
 		sc := &pub.simulcast
