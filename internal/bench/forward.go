@@ -19,7 +19,9 @@ type ForwardOptions struct {
 	// CPUProfile, when set, receives the server's CPU profile of the measured window.
 	CPUProfile string
 	// HeapProfile, when set, receives the server's heap profile at the window's end
-	// (live memory and, with -sample_index=alloc_objects, where allocations happen).
+	// (live memory and, with -sample_index=alloc_objects, where allocations happen),
+	// and HeapProfile+".start" the one at its start: with pprof's -base, the
+	// window's allocations alone.
 	HeapProfile string
 	Command     SFUCommand // nil: this executable's `bench sfu`
 	Progress    io.Writer  // a line per second while measuring (nil: none)
@@ -167,6 +169,11 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	progress(o.Progress, "all %d participants joined; warming up for %v\n", res.Participants, o.Warmup)
 	if err := sleep(ctx, o.Warmup); err != nil {
 		return res, err
+	}
+	if o.HeapProfile != "" { // before the window: writing it allocates
+		if err := sfu.HeapProfile(o.HeapProfile + ".start"); err != nil {
+			return res, err
+		}
 	}
 	var tally Tally
 	stopSampling := sample(run, &tally)

@@ -57,8 +57,8 @@ func newFixture(tb testing.TB, n int, linked bool) *forwardFixture {
 func (f *forwardFixture) step() {
 	f.seq++
 	f.raw[2], f.raw[3] = byte(f.seq>>8), byte(f.seq)
-	if f.up.parse(f.raw, &f.pkt, true) {
-		f.up.forward(&f.pkt)
+	if f.up.parse(time.Now(), f.raw, &f.pkt, true) {
+		f.up.forward(&f.pkt, f.up.testOut())
 	}
 }
 

@@ -3,6 +3,7 @@ package forward
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
@@ -46,15 +47,15 @@ func TestDropCounters(t *testing.T) {
 	var pkt Packet
 	padding, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, Padding: true, PayloadType: srcVideoPT, SequenceNumber: 99, SSRC: srcVideoSSRC},
 		PaddingSize: 4, Payload: []byte{}}).Marshal()
-	if up.parse(padding, &pkt, true) {
+	if up.parse(time.Now(), padding, &pkt, true) {
 		t.Error("padding-only packet parsed for forwarding")
 	}
 	up.SetMuted(true)
-	if !up.Muted() || up.parse(v.next(vp8Key, true), &pkt, true) {
+	if !up.Muted() || up.parse(time.Now(), v.next(vp8Key, true), &pkt, true) {
 		t.Error("muted track parsed a packet for forwarding")
 	}
 	up.SetMuted(false)
-	if !up.parse(v.next(vp8Key, true), &pkt, true) {
+	if !up.parse(time.Now(), v.next(vp8Key, true), &pkt, true) {
 		t.Error("unmuted track dropped a keyframe")
 	}
 	if up.stats.DroppedPadding.Load() != 1 || up.stats.DroppedMuted.Load() != 1 {
@@ -63,7 +64,7 @@ func TestDropCounters(t *testing.T) {
 	if up.stats.Malformed.Load() != 0 {
 		t.Errorf("malformed %d", up.stats.Malformed.Load())
 	}
-	if up.parse([]byte{0x80, 1, 2}, &pkt, true) || up.stats.Malformed.Load() != 1 {
+	if up.parse(time.Now(), []byte{0x80, 1, 2}, &pkt, true) || up.stats.Malformed.Load() != 1 {
 		t.Error("a truncated packet is malformed")
 	}
 }
@@ -73,7 +74,7 @@ func TestDropCounters(t *testing.T) {
 func TestUnwantedEncodingCounted(t *testing.T) {
 	up := NewUpTrack(UpTrackParams{Source: "pSender", Kind: webrtc.RTPCodecTypeVideo, SSRC: srcVideoSSRC, Codec: vp8Codec, RID: "f", Encoding: 2})
 	var pkt Packet
-	if up.parse((&video{t: t}).next(vp8Key, true), &pkt, true) {
+	if up.parse(time.Now(), (&video{t: t}).next(vp8Key, true), &pkt, true) {
 		t.Fatal("an encoding nobody receives was parsed for forwarding")
 	}
 	if up.stats.DroppedUnwanted.Load() != 1 {
@@ -90,8 +91,8 @@ func TestMutedAudioNotForwarded(t *testing.T) {
 	up.SetMuted(true)
 	var pkt Packet
 	for i := range 5 {
-		if up.parse(rtpPacket(t, srcAudioSSRC, srcAudioPT, uint16(i), 960*uint32(i), false, opusFrame), &pkt, false) {
-			up.forward(&pkt)
+		if up.parse(time.Now(), rtpPacket(t, srcAudioSSRC, srcAudioPT, uint16(i), 960*uint32(i), false, opusFrame), &pkt, false) {
+			up.forward(&pkt, up.testOut())
 		}
 	}
 	if len(w.packets()) != 0 || d.Counters().Packets != 0 || up.stats.DroppedMuted.Load() != 5 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/pion/rtp"
 	"github.com/pion/srtp/v3"
@@ -16,31 +17,34 @@ import (
 
 // socketLoop is the whole per-packet path, socket to socket, with real SRTP:
 // a publisher protects and sends a video packet to the SFU's UDP socket; the
-// SFU reads it, authenticates and decrypts it with the connection's inbound
-// context, parses it and forwards it to n destinations, each rewritten,
-// stamped, protected with its own context and sent in one sendmmsg batch from
-// the same socket; each receiver reads and decrypts its copy.
+// SFU reads it and, as the socket's reader does for a stream the data plane
+// took (peer's ingress), authenticates and decrypts it in place with the
+// connection's inbound context (wire.Inbound.Open) and hands it to the
+// stream's handler, UpTrack.Receive, which parses it and forwards it to n
+// destinations, each rewritten, stamped, protected with its own context and
+// sent in one sendmmsg batch from the same socket; each receiver reads and
+// decrypts its copy.
 type socketLoop struct {
 	pubConn *net.UDPConn
 	pubCtx  *srtp.Context
 	sfuConn *net.UDPConn
 	sfuCtx  *srtp.Context
+	in      *wire.Inbound // the publish connection's taken streams
+	out     *wire.Batch   // the socket reader's
 	up      *UpTrack
 	ends    []*receiverEnd
 	seq     uint16
 	ts      uint32
 	plain   []byte // the publisher's packet before protection
 	wireBuf []byte // the publisher's protected packet
-	readBuf []byte // the SFU's read buffer
-	decBuf  []byte // the SFU's decrypted packet
+	readBuf []byte // the SFU's read buffer, decrypted in place
 	hdr     rtp.Header
-	pkt     Packet
 }
 
 func newSocketLoop(tb testing.TB, n int, profile srtp.ProtectionProfile) *socketLoop {
 	tb.Helper()
 	l := &socketLoop{pubConn: udp(tb), sfuConn: udp(tb),
-		wireBuf: make([]byte, 2048), readBuf: make([]byte, 2048), decBuf: make([]byte, 2048)}
+		wireBuf: make([]byte, 2048), readBuf: make([]byte, 2048), out: wire.NewBatch(16), in: wire.NewInbound()}
 	pubKeys := testKeys(profile, 100) // the publish connection, as the SFU holds it
 	var err error
 	if l.sfuCtx, err = pubKeys.Inbound(); err != nil {
@@ -55,6 +59,8 @@ func newSocketLoop(tb testing.TB, n int, profile srtp.ProtectionProfile) *socket
 		tb.Fatal(err)
 	}
 	l.up = newVideoUp(tb, &keyframeRequests{})
+	l.in.SetContext(l.sfuCtx)
+	l.in.Take(srcVideoSSRC, l.up.Receive)
 	for i := range n {
 		k := testKeys(profile, byte(i*4))
 		end := newReceiverEnd(tb, k)
@@ -92,13 +98,11 @@ func (l *socketLoop) step(tb testing.TB) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	raw, err := l.sfuCtx.DecryptRTP(l.decBuf[:0], l.readBuf[:n], &l.hdr)
-	if err != nil {
-		tb.Fatal(err)
+	plain, handle, st := l.in.Open(l.readBuf[:n])
+	if st != wire.Opened {
+		tb.Fatalf("the taken stream's packet was not opened: %d", st)
 	}
-	if l.up.parse(raw, &l.pkt, true) {
-		l.up.forward(&l.pkt)
-	}
+	handle(time.Now(), plain, l.out)
 	for _, e := range l.ends {
 		e.read(tb)
 	}

@@ -38,9 +38,9 @@ func FuzzOwnDataPlane(f *testing.F) {
 		var pkt Packet
 		for i, raw := range [][]byte{a, b} {
 			raw = append([]byte(nil), raw...)
-			if up.parse(raw, &pkt, true) {
+			if up.parse(time.Now(), raw, &pkt, true) {
 				pkt.Arrival = t0.Add(time.Duration(i) * time.Millisecond)
-				up.forward(&pkt)
+				up.forward(&pkt, up.testOut())
 			}
 		}
 		sent := d.Counters().Packets

@@ -9,6 +9,8 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // Test doubles for the pion side of the forwarding path: a TrackLocalContext as
@@ -223,14 +225,14 @@ func feed(t testing.TB, up *UpTrack, raw []byte, at time.Time) {
 	t.Helper()
 	var pkt Packet
 	video := up.Kind() == webrtc.RTPCodecTypeVideo
-	if !up.parse(raw, &pkt, video) {
+	if !up.parse(time.Now(), raw, &pkt, video) {
 		if video && !up.wanted() {
 			return // nobody forwards this encoding: dropped early, by design
 		}
 		t.Fatalf("packet dropped by parse: % x", raw)
 	}
 	pkt.Arrival = at
-	up.forward(&pkt)
+	up.forward(&pkt, up.testOut())
 }
 
 // video is a sender's VP8 stream: seq and timestamp advance like a camera's.
@@ -247,4 +249,12 @@ func (v *video) next(payload []byte, marker bool) []byte {
 		v.ts += 3000
 	}
 	return b
+}
+
+// testOut is the UpTrack's own batch, as Run uses it.
+func (u *UpTrack) testOut() *wire.Batch {
+	if u.out == nil {
+		u.out = u.newBatch()
+	}
+	return u.out
 }

@@ -59,7 +59,15 @@ type UpTrack struct {
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
 	muted               atomic.Bool // an administrator muted the sender: drop everything
-	out                 *wire.Batch // the reader's send batch (forward's caller owns it)
+	out                 *wire.Batch // Run's send batch
+
+	// rx serializes the two ways a packet comes in — Run (pion's path: the
+	// packets before the data plane took the stream, and repaired ones, which
+	// pion unwraps from RTX) and Receive (the socket's reader) — and owns
+	// what they share: the packet being forwarded and the receive log.
+	rx   sync.Mutex
+	pkt  Packet
+	recv recvLog
 
 	// store holds the packets of this encoding that were forwarded, as
 	// received, once for every destination (video; made at the first one):
@@ -96,7 +104,7 @@ type TrackStats struct {
 
 // NewUpTrack wraps a received track; call Run to start forwarding.
 func NewUpTrack(p UpTrackParams) *UpTrack {
-	u := &UpTrack{p: p, ssrc: p.SSRC}
+	u := &UpTrack{p: p, ssrc: p.SSRC, recv: newRecvLog(p.Codec.ClockRate, hasNACK(p.Codec.RTCPFeedback))}
 	u.downs.Store(&[]*DownTrack{})
 	return u
 }
@@ -174,22 +182,43 @@ func (u *UpTrack) RequestKeyframe(now time.Time) bool {
 // removed it).
 func (u *UpTrack) Run() {
 	buf := make([]byte, 1500)
-	var pkt Packet
-	video := u.p.Kind == webrtc.RTPCodecTypeVideo
+	if u.out == nil {
+		u.out = u.newBatch()
+	}
 	for {
 		n, err := u.p.Read(buf)
 		if err != nil {
 			return
 		}
-		if !u.parse(buf[:n], &pkt, video) {
-			continue
-		}
-		u.forward(&pkt)
+		u.Receive(time.Now(), buf[:n], u.out)
 	}
 }
 
-// parse fills pkt from raw; it reports false (and counts) for packets to drop.
-func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
+// Receive forwards one decrypted packet of the stream, which arrived at now,
+// sending in out (flushed before it returns). Run calls it for what pion
+// reads; the data plane's socket reader for what it took (wire.RTPHandler).
+func (u *UpTrack) Receive(now time.Time, raw []byte, out *wire.Batch) {
+	if out.Stats == nil && u.p.Meter != nil {
+		out.Stats = &u.p.Meter.Wire // the socket reader's batch, on its goroutine
+	}
+	u.rx.Lock()
+	if u.parse(now, raw, &u.pkt, u.p.Kind == webrtc.RTPCodecTypeVideo) {
+		u.forward(&u.pkt, out)
+	}
+	u.rx.Unlock()
+}
+
+func (u *UpTrack) newBatch() *wire.Batch {
+	b := wire.NewBatch(fanoutBatch)
+	if u.p.Meter != nil {
+		b.Stats = &u.p.Meter.Wire
+	}
+	return b
+}
+
+// parse fills pkt from raw, which arrived at now; it reports false (and
+// counts) for packets to drop.
+func (u *UpTrack) parse(now time.Time, raw []byte, pkt *Packet, video bool) bool {
 	u.stats.Packets.Add(1)
 	u.stats.Bytes.Add(uint64(len(raw)))
 	if u.p.Meter != nil {
@@ -199,13 +228,14 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 		u.stats.Malformed.Add(1)
 		return false
 	}
+	u.recv.add(now, pkt.Header.SequenceNumber, pkt.Header.Timestamp)
 	pkt.Buf = raw
 	pkt.Payload = raw[pkt.Header.PayloadOffset:pkt.Header.PayloadEnd]
 	if len(pkt.Payload) == 0 { // padding-only probe: nothing to forward
 		u.stats.DroppedPadding.Add(1)
 		return false
 	}
-	pkt.Arrival = time.Now()
+	pkt.Arrival = now
 	u.lastArrival.Store(pkt.Arrival.UnixNano())
 	u.rate.add(pkt.Arrival, len(raw))
 	if u.muted.Load() {
@@ -248,18 +278,12 @@ func (u *UpTrack) parse(raw []byte, pkt *Packet, video bool) bool {
 
 // forward is the selective-forwarding step (thesis Algorithm 1): each destination
 // decides with accept, which never modifies the packet.
-func (u *UpTrack) forward(pkt *Packet) {
+func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 	var askKeyframe *UpTrack
 	var onWire time.Time
 	timed := false
 	if u.p.Meter != nil {
 		onWire, timed = u.p.Meter.sampleStart(pkt.Header.SSRC, pkt.Header.SequenceNumber)
-	}
-	if u.out == nil {
-		u.out = wire.NewBatch(fanoutBatch)
-		if u.p.Meter != nil {
-			u.out.Stats = &u.p.Meter.Wire
-		}
 	}
 	sent, accepted := 0, 0
 	for _, d := range *u.downs.Load() {
@@ -267,10 +291,10 @@ func (u *UpTrack) forward(pkt *Packet) {
 			continue
 		}
 		accepted++
-		if u.out.Free() == 0 {
-			u.out.Flush() // no lock held here
+		if out.Free() == 0 {
+			out.Flush() // no lock held here
 		}
-		ok, ask := d.write(pkt, u.out)
+		ok, ask := d.write(pkt, out)
 		if ok {
 			sent++
 		}
@@ -278,8 +302,8 @@ func (u *UpTrack) forward(pkt *Packet) {
 			askKeyframe = ask
 		}
 	}
-	if u.out.Len() > 0 {
-		u.out.Flush()
+	if out.Len() > 0 {
+		out.Flush()
 	}
 	// Kept when some destination took it, sent or not: one whose send failed
 	// (its path not ready yet) has the packet in its sequence space and will

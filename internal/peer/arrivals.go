@@ -79,6 +79,23 @@ func transportSeq(b []byte, extID uint8) (uint16, bool) {
 	return binary.BigEndian.Uint16(ext), true
 }
 
+// confirm counts plain RTP packet b, authenticated at now by the data plane
+// at the socket, for its connection's feedback (what the stream's reader
+// does on pion's path, see twccFeedback.BindRemoteStream).
+func (a *arrivals) confirm(b []byte, now time.Time) {
+	if len(b) < 12 {
+		return
+	}
+	ssrc := binary.BigEndian.Uint32(b[8:])
+	s, ok := (*a.streams.Load())[ssrc]
+	if !ok {
+		return
+	}
+	if seq, ok := transportSeq(b, s.extID); ok {
+		s.fb.authenticated(ssrc, seq, now)
+	}
+}
+
 func (a *arrivals) add(ssrc uint32, s arrivalStream) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

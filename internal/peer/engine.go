@@ -51,11 +51,14 @@ type Engine struct {
 	ingress   *ingress // connections whose SRTCP the sockets' readers take
 	pionOnly  bool     // RTP and RTCP stay on pion's SRTP sessions (PionDataPlaneEnv)
 	sendOnly  bool     // received RTCP stays on pion's (PionDataPlaneEnv)
+	// ownsReceive: the publishers' RTP is taken at the socket (PionDataPlaneEnv
+	// rtp or all); pion's NACK generator and receiver reports are not registered.
+	ownsReceive bool
 }
 
 // NewEngine opens the media sockets. Close releases them.
 func NewEngine(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv(), sendOnly: sendOnlyFromEnv()}
+	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv(), sendOnly: sendOnlyFromEnv(), ownsReceive: ownsReceiveFromEnv()}
 	keepIP := ipFilter(cfg.BindIPs)
 	opts := []ice.UDPMuxFromPortOption{
 		ice.UDPMuxFromPortWithLoopback(),
@@ -66,7 +69,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	e.arrivals = newArrivals()
 	e.guard = &guard{}
-	e.ingress = newIngress()
+	e.ingress = newIngress(e.arrivals)
 	n, err := newObservingNet(e.arrivals, cfg.Stamps, e.guard, e.ingress)
 	if err != nil {
 		return nil, err
@@ -88,7 +91,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.tcpMux = ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 64, Logger: logging.NewDefaultLoggerFactory().NewLogger("ice-tcp")})
 	}
 	settings := e.settings(keepIP)
-	if e.publish, err = newAPI(settings, publishInterceptors(e.arrivals)); err != nil {
+	if e.publish, err = newAPI(settings, publishInterceptors(e.arrivals, !e.ownsReceive)); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -195,9 +198,14 @@ type interceptorSet func(*webrtc.MediaEngine, *interceptor.Registry) error
 // publishInterceptors: on media we receive, the SFU terminates RTCP itself — it sends
 // receiver reports, NACKs its own losses to the sender, and returns transport-wide
 // congestion feedback, with arrival times taken at the socket (arrivals), so the
-// browser's congestion control sees the uplink rather than our scheduling.
-func publishInterceptors(a *arrivals) interceptorSet {
+// browser's congestion control sees the uplink rather than our scheduling. Without
+// reports (mode all) the receiver reports and NACKs are forward.UpTrack's, which
+// sees every packet, whichever path (socket or pion) it came by.
+func publishInterceptors(a *arrivals, reports bool) interceptorSet {
 	return func(m *webrtc.MediaEngine, r *interceptor.Registry) error {
+		if !reports {
+			return registerTWCC(m, r, a)
+		}
 		gen, err := nack.NewGeneratorInterceptor(nack.GeneratorSize(1024), nack.GeneratorInterval(20e6))
 		if err != nil {
 			return err
@@ -208,14 +216,18 @@ func publishInterceptors(a *arrivals) interceptorSet {
 			return err
 		}
 		r.Add(rr)
-		for _, kind := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
-			if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: sdp.TransportCCURI}, kind); err != nil {
-				return err
-			}
-		}
-		r.Add(twccFeedbackFactory{arrivals: a})
-		return nil
+		return registerTWCC(m, r, a)
 	}
+}
+
+func registerTWCC(m *webrtc.MediaEngine, r *interceptor.Registry, a *arrivals) error {
+	for _, kind := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
+		if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: sdp.TransportCCURI}, kind); err != nil {
+			return err
+		}
+	}
+	r.Add(twccFeedbackFactory{arrivals: a})
+	return nil
 }
 
 // subscribeInterceptors: none. On media we send, sender reports are the senders'

@@ -32,24 +32,28 @@ type RTCPHandler func(now time.Time, compound []byte, out *wire.Batch)
 
 // ingress is the table of connections whose RTCP the sockets' readers take.
 type ingress struct {
+	arrivals *arrivals                                  // confirms taken RTP for the transport-wide feedback
 	byAddr   atomic.Pointer[map[netip.AddrPort]*inConn] // copied on write
 	mu       sync.Mutex                                 // one writer at a time
 	taken    atomic.Uint64                              // all connections' datagrams handled
 	rejected atomic.Uint64                              // and refused
 }
 
-// inConn is one connection's inbound RTCP state.
+// inConn is one connection's inbound state: its SRTCP (subscribe
+// connections: handle set) or its taken streams' SRTP (publish connections:
+// rtp set), never both.
 type inConn struct {
 	mu       sync.Mutex // the context is used by whichever socket reads the peer
 	ctx      *srtp.Context
 	hdr      rtcp.Header
 	handle   RTCPHandler
+	rtp      *wire.Inbound
 	taken    atomic.Uint64 // datagrams authenticated and handled
 	rejected atomic.Uint64 // datagrams that failed authentication or replay
 }
 
-func newIngress() *ingress {
-	in := &ingress{}
+func newIngress(a *arrivals) *ingress {
+	in := &ingress{arrivals: a}
 	in.byAddr.Store(&map[netip.AddrPort]*inConn{})
 	return in
 }
@@ -82,10 +86,10 @@ func isRTCP(b []byte) bool {
 // decrypts in place: b is the reader's buffer, reused for the next read.
 func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) bool {
 	if !isRTCP(b) {
-		return false
+		return in.takeRTP(b, ip, port, now, out)
 	}
 	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
-	if c == nil {
+	if c == nil || c.handle == nil {
 		return false
 	}
 	c.mu.Lock()
@@ -99,5 +103,30 @@ func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out
 	c.taken.Add(1)
 	in.taken.Add(1)
 	c.handle(now, plain, out)
+	return true
+}
+
+// takeRTP handles datagram b from addr if it is SRTP of a stream a publish
+// connection's data plane took (see wire.Inbound), reporting whether it did.
+// The packet counts for the transport-wide feedback once it authenticated
+// (arrivals stamped it when the socket read it).
+func (in *ingress) takeRTP(b []byte, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) bool {
+	if len(b) < 12 || b[0]>>6 != 2 {
+		return false // not RTP: STUN, DTLS
+	}
+	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
+	if c == nil || c.rtp == nil {
+		return false
+	}
+	plain, handle, st := c.rtp.Open(b)
+	switch st {
+	case wire.NotTaken:
+		return false
+	case wire.Refused:
+		in.rejected.Add(1)
+		return true
+	}
+	in.arrivals.confirm(plain, now)
+	handle(now, plain, out)
 	return true
 }

@@ -38,7 +38,7 @@ func (h *taken) handle(_ time.Time, b []byte, _ *wire.Batch) {
 }
 
 func TestIngressTakesSRTCPOfRegisteredPeersOnly(t *testing.T) {
-	in := newIngress()
+	in := newIngress(newArrivals())
 	n, err := newObservingNet(newArrivals(), nil, &guard{}, in)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func FuzzIngressTake(f *testing.F) {
 	f.Add([]byte{0x80, 0x60, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7})
 	addr := netip.MustParseAddrPort("127.0.0.1:5000")
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in := newIngress()
+		in := newIngress(newArrivals())
 		ctx, err := k.Inbound()
 		if err != nil {
 			t.Fatal(err)

@@ -17,8 +17,11 @@ import (
 // PionDataPlaneEnv chooses how much of the media path is the SFU's own:
 // "pion" keeps every connection's RTP and RTCP on pion's SRTP sessions (the
 // path before the own data plane, e.g. to compare them); "send" has the data
-// plane send RTP and leaves received RTCP to pion; "all" also takes the
-// receivers' SRTCP at the socket (ingress.go). Unset means defaultDataPlane.
+// plane send RTP and leaves received RTCP to pion; "rtp" also takes the
+// publishers' SRTP at the socket (the receive half: ingress.takeRTP, with
+// the SFU's own receiver reports and NACKs to the publishers); "all" also
+// takes the receivers' SRTCP there (ingress.take). Unset means
+// defaultDataPlane.
 const PionDataPlaneEnv = "PODIUM_DATAPLANE"
 
 // Route ties pc to a data-plane route: once DTLS is connected the route gets
@@ -36,6 +39,34 @@ func (e *Engine) Route(pc *webrtc.PeerConnection, handle RTCPHandler) *wire.Rout
 	if e.sendOnly {
 		handle = nil
 	}
+	e.follow(pc, r, &inConn{handle: handle})
+	return r
+}
+
+// Publish ties a publish connection to the data plane's receive side (modes
+// rtp and all): once its DTLS is connected and its ICE pair is a UDP pair on one of
+// our sockets, the SRTP of the streams taken with the returned Inbound is
+// read at the socket (ingress.takeRTP) instead of by pion. Nil in the other
+// modes: every received packet stays on pion's path. Call it right after
+// creating pc, before any negotiation.
+func (e *Engine) Publish(pc *webrtc.PeerConnection) *wire.Inbound {
+	if !e.ownsReceive {
+		return nil
+	}
+	in := wire.NewInbound()
+	e.follow(pc, &wire.Route{}, &inConn{rtp: in})
+	return in
+}
+
+// OwnsReceive reports whether the publish connections' RTP is taken at the
+// socket (modes rtp and all), where the SFU, not pion's interceptors, sends receiver
+// reports and NACKs to the publishers (forward.UpTrack's receive log).
+func (e *Engine) OwnsReceive() bool { return e.ownsReceive }
+
+// follow keeps r's keys and destination, and c's place in the ingress table
+// when it takes something (an RTCP handler or RTP streams), in step with pc's
+// DTLS state and selected ICE pair.
+func (e *Engine) follow(pc *webrtc.PeerConnection, r *wire.Route, c *inConn) {
 	in := &routeIngress{ingress: e.ingress}
 	dt := pc.SCTP().Transport()
 	ice := dt.ICETransport()
@@ -66,11 +97,10 @@ func (e *Engine) Route(pc *webrtc.PeerConnection, handle RTCPHandler) *wire.Rout
 			return
 		}
 		r.SetKeys(keys)
-		if handle != nil {
-			in.start(keys, handle)
+		if c.handle != nil || c.rtp != nil {
+			in.start(keys, c)
 		}
 	})
-	return r
 }
 
 // routeIngress keeps one connection's entry in the ingress table at the
@@ -83,18 +113,23 @@ type routeIngress struct {
 	closed  bool
 }
 
-func (ri *routeIngress) start(k wire.Keys, handle RTCPHandler) {
+func (ri *routeIngress) start(k wire.Keys, c *inConn) {
 	ctx, err := k.Inbound()
 	if err != nil {
-		slog.Warn("SRTCP context", "err", err)
+		slog.Warn("SRTP context", "err", err)
 		return
+	}
+	if c.rtp != nil {
+		c.rtp.SetContext(ctx) // its own: pion's keeps the connection's SRTCP
+	} else {
+		c.ctx = ctx
 	}
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
 	if ri.closed {
 		return
 	}
-	ri.conn = &inConn{ctx: ctx, handle: handle}
+	ri.conn = c
 	ri.placeLocked(ri.at)
 }
 
@@ -189,4 +224,8 @@ func dataPlaneMode() string {
 }
 
 func pionOnlyFromEnv() bool { return dataPlaneMode() == "pion" }
-func sendOnlyFromEnv() bool { return dataPlaneMode() == "send" }
+
+// sendOnlyFromEnv: received RTCP stays on pion's path (every mode but all).
+func sendOnlyFromEnv() bool { return dataPlaneMode() != "all" }
+
+func ownsReceiveFromEnv() bool { m := dataPlaneMode(); return m == "rtp" || m == "all" }

@@ -22,6 +22,12 @@ func (s *Session) openPeerConnections() error {
 		return err
 	}
 	s.route = s.deps.Engine.Route(s.sub, s.link.HandleRTCP)
+	if in := s.deps.Engine.Publish(s.pub); in != nil {
+		s.recv = newReceived(in)
+		s.goOwned(func() {
+			s.recv.run(s.ctx.Done(), func() time.Duration { p, _ := s.RTT(); return p }, s.pub.WriteRTCP)
+		})
+	}
 	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: s.pub, signal.PCSubscribe: s.sub} {
 		name, pc := name, pc
 		pc.OnICECandidate(func(c *webrtc.ICECandidate) {
@@ -82,6 +88,10 @@ func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 	})
 	s.goIn(&s.tracks, func() {
 		s.room.Publish(s, up)
+		if s.recv != nil {
+			s.recv.add(up) // its packets are read at the socket from now on; pion's leftovers and repairs by Run
+			defer s.recv.remove(up)
+		}
 		up.Run()
 		s.room.Unpublish(s, up)
 	})

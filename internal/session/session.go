@@ -93,6 +93,7 @@ type Session struct {
 	rtt   rtts
 	link  *forward.Link // the subscribe connection's congestion control
 	route *wire.Route   // the subscribe connection's data-plane route
+	recv  *received     // the publish connection's receive side at the socket (nil: pion's)
 
 	// screenMids are the latest publish offer's screen share mids: written by
 	// the loop before pion sees the offer, read by pion's OnTrack.

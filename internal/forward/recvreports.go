@@ -1,0 +1,49 @@
+package forward
+
+import (
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/webrtc/v4"
+)
+
+// ReceptionReport is the receiver report block for this stream as of now
+// (false before its first packet), with the newest sender report's LSR/DLSR
+// so the sender can measure the round trip. Each call starts the next
+// report's interval (fraction lost).
+func (u *UpTrack) ReceptionReport(now time.Time) (rtcp.ReceptionReport, bool) {
+	sr, ok := u.LastSenderReport()
+	var lsr uint32
+	var at time.Time
+	if ok {
+		lsr, at = uint32(sr.NTPTime>>16), sr.At
+	}
+	u.rx.Lock()
+	defer u.rx.Unlock()
+	return u.recv.report(now, u.ssrc, lsr, at)
+}
+
+// Missing appends to dst the sequence numbers to NACK now: each lost packet
+// at once, then at most once per rtt (the publish connection's round trip, 0
+// when unknown), up to ten times. Nothing for a codec without NACK feedback.
+func (u *UpTrack) Missing(now time.Time, rtt time.Duration, dst []uint16) []uint16 {
+	u.rx.Lock()
+	defer u.rx.Unlock()
+	return u.recv.nacks(now, rtt, dst)
+}
+
+// Repairs reports whether the sender answers NACKs for this stream (NACK
+// feedback negotiated for its codec): only then does Missing list anything.
+func (u *UpTrack) Repairs() bool { return u.recv.nack }
+
+// SSRC is the received stream's SSRC.
+func (u *UpTrack) SSRC() uint32 { return u.ssrc }
+
+func hasNACK(fb []webrtc.RTCPFeedback) bool {
+	for _, f := range fb {
+		if f.Type == webrtc.TypeRTCPFBNACK && f.Parameter == "" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,212 @@
+package peer
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+	"github.com/pion/srtp/v3"
+
+	"github.com/podium-sfu/podium/internal/wire"
+)
+
+const (
+	takenSSRC = 0x1111
+	otherSSRC = 0x2222
+	twccExtID = 3
+)
+
+// srtpPacket is an RTP packet of ssrc with a transport-wide sequence number,
+// protected as the publisher would.
+func srtpPacket(t testing.TB, out *srtp.Context, ssrc uint32, seq, twcc uint16) []byte {
+	t.Helper()
+	p := rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, Timestamp: uint32(seq) * 3000, SSRC: ssrc},
+		Payload: bytes.Repeat([]byte{0x10, 0x5a}, 300)}
+	if err := p.Header.SetExtension(twccExtID, []byte{byte(twcc >> 8), byte(twcc)}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected, err := out.EncryptRTP(nil, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return protected
+}
+
+// publishIngress is a publish connection registered at the peer's address
+// with stream takenSSRC taken, and its transport-wide feedback recorder.
+func publishIngress(t testing.TB, peer netip.AddrPort) (*ingress, *inConn, *feedbackRecorder, *taken) {
+	t.Helper()
+	a := newArrivals()
+	in := newIngress(a)
+	k := ingressKeys()
+	ctx, err := k.Inbound()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &inConn{rtp: wire.NewInbound()}
+	c.rtp.SetContext(ctx)
+	h := &taken{}
+	c.rtp.Take(takenSSRC, h.handle)
+	in.set(peer, c, c)
+	fb := newFeedbackRecorder(1, time.Now())
+	a.add(takenSSRC, arrivalStream{extID: twccExtID, fb: fb})
+	return in, c, fb, h
+}
+
+func TestIngressTakesTheTakenStreamsOfPublishers(t *testing.T) {
+	peer, other := listenLoopback(t), listenLoopback(t)
+	in, c, fb, h := publishIngress(t, peer.LocalAddr().(*net.UDPAddr).AddrPort())
+	n, err := newObservingNet(in.arrivals, nil, &guard{}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	sfu := pc.(*observingConn)
+	out := peerOutbound(t, ingressKeys())
+	good := srtpPacket(t, out, takenSSRC, 100, 7)
+	forged := append([]byte(nil), srtpPacket(t, out, takenSSRC, 101, 8)...)
+	forged[len(forged)-1] ^= 1
+	untaken := srtpPacket(t, out, otherSSRC, 5, 9)
+	sr, _ := rtcp.Marshal([]rtcp.Packet{&rtcp.SenderReport{SSRC: takenSSRC}})
+	srtcp, err := out.EncryptRTCP(nil, sr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := sfu.LocalAddr().(*net.UDPAddr)
+	for _, s := range []struct {
+		from *net.UDPConn
+		b    []byte
+	}{{peer, good}, {peer, forged}, {peer, untaken}, {peer, srtcp}, {other, good}} {
+		if _, err := s.from.WriteToUDP(s.b, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 1500)
+	_ = sfu.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for _, want := range [][]byte{untaken, srtcp, good} { // what pion must still get
+		k, _, err := sfu.ReadFromAddrPort(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf[:k], want) {
+			t.Fatalf("pion got % x..., want % x...", buf[:min(k, 16)], want[:16])
+		}
+	}
+	if len(h.got) != 1 {
+		t.Fatalf("the handler got %d packets, want the taken stream's authentic one", len(h.got))
+	}
+	var hdr rtp.Header
+	if _, err := hdr.Unmarshal(h.got[0]); err != nil || hdr.SSRC != takenSSRC || hdr.SequenceNumber != 100 {
+		t.Fatalf("handler got %+v (%v), want the plain packet 100", hdr, err)
+	}
+	if c.rtp.Taken.Load() != 1 || c.rtp.Rejected.Load() != 1 {
+		t.Fatalf("taken %d rejected %d, want 1 and 1", c.rtp.Taken.Load(), c.rtp.Rejected.Load())
+	}
+	// The authentic packet counts for the publisher's congestion feedback, the forged one not.
+	pkts := fb.build(time.Now().Add(time.Second))
+	if len(pkts) != 1 {
+		t.Fatalf("feedback %v, want one report", pkts)
+	}
+	cc := pkts[0].(*rtcp.TransportLayerCC)
+	if cc.BaseSequenceNumber != 7 || cc.PacketStatusCount != 1 {
+		t.Fatalf("feedback on %d packets from %d, want packet 7 alone", cc.PacketStatusCount, cc.BaseSequenceNumber)
+	}
+}
+
+// TestTakenRTPPathDoesNotAllocate: the socket's reader taking a publisher's
+// packet — read (with the kernel's arrival stamp), guard, ingress lookup,
+// authenticate and decrypt in place, transport-wide feedback, handler —
+// allocates nothing. (The handler's forwarding is forward's
+// TestSocketToSocketPathDoesNotAllocate.)
+func TestTakenRTPPathDoesNotAllocate(t *testing.T) {
+	peer := listenLoopback(t)
+	in, c, fb, _ := publishIngress(t, peer.LocalAddr().(*net.UDPAddr).AddrPort())
+	handled := 0
+	c.rtp.Take(takenSSRC, func(time.Time, []byte, *wire.Batch) { handled++ })
+	n, err := newObservingNet(in.arrivals, nil, &guard{}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	sfu := pc.(*observingConn)
+	to := sfu.LocalAddr().(*net.UDPAddr).AddrPort()
+	out := peerOutbound(t, ingressKeys())
+	// Prepared ahead: protecting is the publisher's work, not ours.
+	const runs = 600
+	pkts := make([][]byte, runs+1)
+	for i := range pkts {
+		pkts[i] = srtpPacket(t, out, takenSSRC, uint16(i), uint16(i))
+	}
+	marker := srtpPacket(t, out, otherSSRC, 1, 1) // pion's: ends each read
+	buf := make([]byte, 1500)
+	i := 0
+	step := func() {
+		_, _ = peer.WriteToUDPAddrPort(pkts[i], to)
+		_, _ = peer.WriteToUDPAddrPort(marker, to)
+		i++
+		if _, _, err := sfu.ReadFromAddrPort(buf); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			fb.build(time.Now()) // as the feedback ticker does, so the recorder does not grow
+		}
+	}
+	for range 50 {
+		step()
+	}
+	allocs := testing.AllocsPerRun(runs-60, step)
+	if allocs != 0 {
+		t.Errorf("%v allocations per taken packet, want 0", allocs)
+	}
+	if handled < runs-20 {
+		t.Errorf("the handler got %d of %d packets", handled, i)
+	}
+}
+
+// FuzzIngressTakeRTP: any datagram from a registered publisher is either left
+// to pion untouched or taken; taken, it reached the handler only if it was an
+// authentic packet of a taken stream. Nothing panics.
+func FuzzIngressTakeRTP(f *testing.F) {
+	out := peerOutbound(f, ingressKeys())
+	f.Add(srtpPacket(f, out, takenSSRC, 1, 1))
+	f.Add(srtpPacket(f, out, otherSSRC, 1, 1))
+	sr, _ := rtcp.Marshal([]rtcp.Packet{&rtcp.SenderReport{SSRC: takenSSRC}})
+	srtcp, _ := out.EncryptRTCP(nil, sr, nil)
+	f.Add(srtcp)
+	f.Add([]byte{0x80, 0x60, 0, 1, 0, 0, 0, 1, 0, 0, 0x11, 0x11})
+	f.Add([]byte{0x00, 0x01, 0x00, 0x00, 0x21, 0x12, 0xa4, 0x42}) // STUN
+	f.Add([]byte{22, 254, 253, 0, 0})                             // DTLS
+	addr := netip.MustParseAddrPort("127.0.0.1:5000")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, c, _, h := publishIngress(t, addr)
+		orig := append([]byte(nil), b...)
+		if !in.take(b, addr.Addr(), addr.Port(), time.Now(), nil) {
+			if !bytes.Equal(b, orig) {
+				t.Fatal("a datagram left to pion was modified")
+			}
+			return
+		}
+		if len(orig) < 12 || uint32(orig[8])<<24|uint32(orig[9])<<16|uint32(orig[10])<<8|uint32(orig[11]) != takenSSRC {
+			t.Fatal("took a datagram that is not the taken stream's")
+		}
+		if uint64(len(h.got)) != c.rtp.Taken.Load() || c.rtp.Taken.Load()+c.rtp.Rejected.Load() != 1 {
+			t.Fatalf("handled %d, taken %d, rejected %d", len(h.got), c.rtp.Taken.Load(), c.rtp.Rejected.Load())
+		}
+	})
+}

@@ -1,0 +1,128 @@
+package session
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/pion/rtcp"
+
+	"github.com/podium-sfu/podium/internal/forward"
+	"github.com/podium-sfu/podium/internal/wire"
+)
+
+// received is the publish connection's receive side when the data plane
+// reads the publishers' packets at the socket (peer.Engine.OwnsReceive):
+// pion's NACK generator and receiver-report interceptor are not registered
+// then (they would see only what pion still reads), so this sends what they
+// did, from each UpTrack's receive log, which sees every packet by either path:
+// NACKs every nackInterval (a packet again only after a round trip) and
+// receiver reports every reportInterval.
+type received struct {
+	in   *wire.Inbound // takes the streams' packets at the socket
+	ssrc uint32        // ours, as the reports' and NACKs' sender
+
+	mu   sync.Mutex // ups
+	ups  []*forward.UpTrack
+	wake chan struct{} // a stream was added: run looks again at once
+}
+
+const (
+	nackInterval   = 20 * time.Millisecond // pion's generator's, as configured before
+	reportInterval = time.Second           // pion's receiver interceptor's default
+)
+
+func newReceived(in *wire.Inbound) *received {
+	return &received{in: in, ssrc: rand.Uint32(), wake: make(chan struct{}, 1)}
+}
+
+// add takes up's packets at the socket and reports on them; remove undoes it.
+func (r *received) add(up *forward.UpTrack) {
+	r.mu.Lock()
+	r.ups = append(r.ups, up)
+	r.mu.Unlock()
+	r.in.Take(up.SSRC(), up.Receive)
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *received) remove(up *forward.UpTrack) {
+	r.in.Release(up.SSRC())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.ups {
+		if x == up {
+			r.ups = append(r.ups[:i], r.ups[i+1:]...)
+			return
+		}
+	}
+}
+
+func (r *received) snapshot(dst []*forward.UpTrack) []*forward.UpTrack {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(dst[:0], r.ups...)
+}
+
+// run sends the NACKs and receiver reports until done; rtt is the publish
+// connection's round trip (0: unknown), write pion's RTCP writer. It wakes
+// every nackInterval only while some stream repairs losses (video), else
+// once per report.
+func (r *received) run(done <-chan struct{}, rtt func() time.Duration, write func([]rtcp.Packet) error) {
+	t := time.NewTimer(nackInterval)
+	defer t.Stop()
+	var ups []*forward.UpTrack
+	var seqs []uint16
+	lastReport := time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case <-r.wake:
+			t.Reset(0) // no stale tick survives Reset (Go 1.23 timers)
+		case now := <-t.C:
+			ups = r.snapshot(ups)
+			var pkts []rtcp.Packet
+			nacking := false
+			for _, up := range ups {
+				nacking = nacking || up.Repairs()
+				if seqs = up.Missing(now, rtt(), seqs[:0]); len(seqs) > 0 {
+					pkts = append(pkts, &rtcp.TransportLayerNack{SenderSSRC: r.ssrc, MediaSSRC: up.SSRC(),
+						Nacks: rtcp.NackPairsFromSequenceNumbers(seqs)})
+				}
+			}
+			if now.Sub(lastReport) >= reportInterval-nackInterval/2 {
+				lastReport = now
+				pkts = append(pkts, r.reports(now, ups)...)
+			}
+			if len(pkts) > 0 {
+				_ = write(pkts) // fails only when the connection is closing
+			}
+			if nacking {
+				t.Reset(nackInterval)
+			} else {
+				t.Reset(reportInterval)
+			}
+		}
+	}
+}
+
+// reports are the receiver reports on every stream (31 blocks at most per report).
+func (r *received) reports(now time.Time, ups []*forward.UpTrack) []rtcp.Packet {
+	var pkts []rtcp.Packet
+	var rr *rtcp.ReceiverReport
+	for _, up := range ups {
+		b, ok := up.ReceptionReport(now)
+		if !ok {
+			continue
+		}
+		if rr == nil || len(rr.Reports) == 31 {
+			rr = &rtcp.ReceiverReport{SSRC: r.ssrc}
+			pkts = append(pkts, rr)
+		}
+		rr.Reports = append(rr.Reports, b)
+	}
+	return pkts
+}
