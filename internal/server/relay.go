@@ -44,7 +44,7 @@ func (s *Server) startRelay() error {
 		_ = t.Close()
 		return err
 	}
-	addr := netip.AddrPortFrom(advertisedIP(s.url), uint16(port))
+	addr := netip.AddrPortFrom(advertisedIP(s.cfg.ClusterListen, s.url), uint16(port))
 	c, err := cascade.Start(cascade.Config{Node: s.node, Hub: s.hub, Relay: t, Addr: addr, Log: s.log})
 	if err != nil {
 		keys.Close()
@@ -57,9 +57,15 @@ func (s *Server) startRelay() error {
 }
 
 // advertisedIP is the address other bridges send relay datagrams to: the
-// host of the node's URL, or when that is a wildcard, the address this
+// host of --cluster-listen (the network the bridges reach each other on),
+// else the host of the node's URL, else — both wildcards — the address this
 // machine sends from by default.
-func advertisedIP(base string) netip.Addr {
+func advertisedIP(clusterListen, base string) netip.Addr {
+	if host, _, err := net.SplitHostPort(clusterListen); err == nil {
+		if a, err := netip.ParseAddr(host); err == nil && !a.IsUnspecified() {
+			return a.Unmap()
+		}
+	}
 	if u, err := url.Parse(base); err == nil {
 		if a, err := netip.ParseAddr(u.Hostname()); err == nil && !a.IsUnspecified() {
 			return a.Unmap()
