@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,6 +62,7 @@ func roomToken(name string) string { return strings.ReplaceAll(name, ".", "=") }
 // Cascade is the node's part in conferences spread over bridges.
 type Cascade struct {
 	cfg     Config
+	addr    atomic.Pointer[netip.AddrPort] // our relay address as told other bridges
 	nc      *nats.Conn
 	log     *slog.Logger
 	origin  *origin
@@ -81,8 +83,9 @@ func Start(cfg Config) (*Cascade, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	c := &Cascade{cfg: cfg, nc: cfg.Node.Conn(), log: cfg.Log, rosters: make(chan roster, 64), hellos: make(chan string, 16), stop: make(chan struct{})}
+	c.addr.Store(&cfg.Addr)
 	c.origin = newOrigin(cfg)
-	c.remote = newRemotes(cfg)
+	c.remote = newRemotes(cfg, &c.addr)
 	cfg.Relay.SetHandler(c.receive)
 	if err := cfg.Node.Handle(subscribeName, c.origin.subscribe); err != nil {
 		return nil, err
@@ -102,6 +105,11 @@ func Start(cfg Config) (*Cascade, error) {
 	go func() { defer c.wg.Done(); c.run() }()
 	return c, nil
 }
+
+// SetAddr changes the relay address other bridges are told to send to from
+// the next roster and subscription on (tests: an emulated path in front of
+// the socket).
+func (c *Cascade) SetAddr(a netip.AddrPort) { c.addr.Store(&a) }
 
 // receive dispatches an accepted relay datagram (on the relay's reader).
 func (c *Cascade) receive(sender uint32, kind relay.Kind, stream uint32, body []byte) {

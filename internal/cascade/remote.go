@@ -52,6 +52,7 @@ type remotePart struct {
 
 type remotes struct {
 	cfg      Config
+	addr     *atomic.Pointer[netip.AddrPort] // ours, as told other bridges (Cascade.SetAddr)
 	bridges  map[bridgeKey]*bridge
 	dispatch atomic.Pointer[map[uint64]*remoteTrack] // sender<<32 | stream
 	drops    atomic.Uint64
@@ -59,8 +60,8 @@ type remotes struct {
 	wg       sync.WaitGroup // subscription requests
 }
 
-func newRemotes(cfg Config) *remotes {
-	r := &remotes{cfg: cfg, bridges: map[bridgeKey]*bridge{}}
+func newRemotes(cfg Config, addr *atomic.Pointer[netip.AddrPort]) *remotes {
+	r := &remotes{cfg: cfg, addr: addr, bridges: map[bridgeKey]*bridge{}}
 	r.dispatch.Store(&map[uint64]*remoteTrack{})
 	return r
 }
@@ -259,7 +260,7 @@ func (r *remotes) request(b *bridge, want []uint32, keep map[string][]bool) bool
 	if !b.pending.CompareAndSwap(false, true) {
 		return false
 	}
-	s := subscription{Room: b.key.room, Node: r.cfg.Node.ID(), Addr: r.cfg.Addr.String(),
+	s := subscription{Room: b.key.room, Node: r.cfg.Node.ID(), Addr: r.addr.Load().String(),
 		RTTMS: float64(b.rtt.Load()) / 1e6, Streams: want, Keep: keep}
 	if s.Streams == nil {
 		s.Streams = []uint32{}
@@ -317,6 +318,8 @@ type remoteTrack struct {
 	// The reader's (up.Run) only.
 	started bool
 	highest uint16
+	missing [missSlots]miss
+	retried time.Time
 	pairs   []relay.NACKPair
 	fb      []byte
 }
@@ -367,35 +370,89 @@ func (rt *remoteTrack) read(b []byte) (int, error) {
 // stream's start, which keyframes repair.
 const nackSpan = 128
 
-// gap NACKs, over the relay, the packets missing before this one: repair on
-// the relay hop, which the origin answers from its packet store.
+// NACK retries: a packet still missing a round trip (at least minRetry)
+// after its NACK is asked for again, up to nackTries times in all, while it
+// is within missSlots of the newest; retries are looked for at most every
+// minRetry/2.
+const (
+	missSlots = 512
+	nackTries = 3
+	minRetry  = 20 * time.Millisecond
+)
+
+type miss struct {
+	seq    uint16
+	active bool
+	tries  uint8
+	at     int64 // unix nanos of the latest NACK
+}
+
+// gap NACKs, over the relay, the packets missing before this one, and asks
+// again for those still missing a round trip later: repair on the relay hop,
+// which the origin answers from its packet store.
 func (rt *remoteTrack) gap(pkt []byte) {
 	if len(pkt) < 12 || rt.up.Kind() != webrtc.RTPCodecTypeVideo {
 		return
 	}
+	now := time.Now()
 	seq := binary.BigEndian.Uint16(pkt[2:])
+	if m := &rt.missing[seq%missSlots]; m.active && m.seq == seq {
+		m.active = false // repaired
+	}
 	if !rt.started {
 		rt.started, rt.highest = true, seq
 		return
 	}
-	d := int16(seq - rt.highest)
-	if d <= 0 {
-		return // late or repaired
+	rt.pairs = rt.pairs[:0]
+	if d := int16(seq - rt.highest); d > 0 {
+		if d > 1 && d <= nackSpan {
+			for s := rt.highest + 1; s != seq; s++ {
+				rt.missing[s%missSlots] = miss{seq: s, active: true, tries: 1, at: now.UnixNano()}
+				rt.addLost(s)
+			}
+		}
+		rt.highest = seq
 	}
-	if d > 1 && d <= nackSpan {
-		rt.pairs = rt.pairs[:0]
-		for s := rt.highest + 1; s != seq; s++ {
-			if n := len(rt.pairs); n > 0 && s-rt.pairs[n-1].First <= 16 {
-				rt.pairs[n-1].Mask |= 1 << (s - rt.pairs[n-1].First - 1)
+	retry := max(time.Duration(rt.b.rtt.Load())*5/4, minRetry)
+	if now.Sub(rt.retried) >= minRetry/2 {
+		rt.retried = now
+		for i := range rt.missing {
+			m := &rt.missing[i]
+			if !m.active {
 				continue
 			}
-			rt.pairs = append(rt.pairs, relay.NACKPair{First: s})
-		}
-		if addr := rt.b.addr.Load(); addr != nil {
-			_ = rt.t.Send(time.Now(), *addr, relay.KindFeedback, rt.stream, relay.AppendNACK(rt.fb[:0], rt.pairs))
+			if uint16(rt.highest-m.seq) >= missSlots-nackSpan || m.tries >= nackTries {
+				m.active = false // too old to matter, or given up
+				continue
+			}
+			if now.UnixNano()-m.at >= int64(retry) {
+				m.tries++
+				m.at = now.UnixNano()
+				rt.addLost(m.seq)
+			}
 		}
 	}
-	rt.highest = seq
+	if len(rt.pairs) > 0 {
+		if addr := rt.b.addr.Load(); addr != nil {
+			_ = rt.t.Send(now, *addr, relay.KindFeedback, rt.stream, relay.AppendNACK(rt.fb[:0], rt.pairs))
+		}
+	}
+}
+
+// addLost adds s to the NACK being built (pairs of up to 17 sequence numbers).
+func (rt *remoteTrack) addLost(s uint16) {
+	for i := range rt.pairs {
+		p := &rt.pairs[i]
+		if d := s - p.First; d == 0 {
+			return
+		} else if d <= 16 {
+			p.Mask |= 1 << (d - 1)
+			return
+		}
+	}
+	if len(rt.pairs) < relay.MaxNACKPairs {
+		rt.pairs = append(rt.pairs, relay.NACKPair{First: s})
+	}
 }
 
 // keyframe asks the origin for a keyframe of the stream.

@@ -63,7 +63,7 @@ func decodeRoster(b []byte) (roster, error) {
 
 // publishRoster tells the other bridges who rm serves here.
 func (c *Cascade) publishRoster(now time.Time, rm *room.Room) {
-	r := roster{Room: rm.Name(), Node: c.cfg.Node.ID(), Sender: c.cfg.Relay.Keyring().Sender(), Addr: c.cfg.Addr.String(),
+	r := roster{Room: rm.Name(), Node: c.cfg.Node.ID(), Sender: c.cfg.Relay.Keyring().Sender(), Addr: c.addr.Load().String(),
 		Participants: []rosterParticipant{}}
 	live := map[*forward.UpTrack]bool{}
 	for _, l := range rm.Locals() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/client"
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/netem"
 	"github.com/podium-sfu/podium/internal/relay"
 )
 
@@ -150,4 +151,47 @@ func netipLoopback(a netip.AddrPort) netip.AddrPort {
 		return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), a.Port())
 	}
 	return a
+}
+
+// TestRelayRepairsLoss: 5 % of the datagrams from node0 to node1 are lost on
+// an emulated path (internal/netem) in front of node1's relay socket; node1
+// NACKs the gaps over the relay and node0 answers from Ann's packet store, so
+// Bob, on node1, misses (almost) none of Ann's video packets.
+func TestRelayRepairsLoss(t *testing.T) {
+	nodes := startRelayCluster(t, "us", "eu")
+	n0, n1 := nodes[0], nodes[1]
+	within(t, 10*time.Second, "both registries list both nodes", func() bool {
+		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
+	})
+	path, err := netem.StartRelay(netem.RelayConfig{Listen: "127.0.0.1:0", Target: netipLoopback(n1.Relay().Addr()).String(),
+		Up: netem.Config{Loss: 0.05}, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer path.Close()
+	n1.Cascade().SetAddr(path.Addr().AddrPort())
+
+	ann := dialURL(t, wsURL(n0)+"?bridge=node0", "lossy", "Ann")
+	bob := dialURL(t, wsURL(n1)+"?bridge=node1", "lossy", "Bob")
+	annID := ann.Snapshot().ID
+	waitFor(t, bob, "Bob receives Ann over the lossy relay", 20*time.Second, receiving(annID))
+	video := func() (received, expected int) {
+		tr := bob.Snapshot().Tracks["video-"+annID]
+		return tr.Packets, tr.Expected()
+	}
+	r0, e0 := video()
+	lost0 := path.Stats().Up.Lost
+	time.Sleep(8 * time.Second) // the measurement's span: real media, real time
+	r1, e1 := video()
+	lostOnPath := path.Stats().Up.Lost - lost0
+	received, expected := r1-r0, e1-e0
+	missed := expected - received
+	t.Logf("8 s: the path lost %d datagrams (%.1f %%); Bob received %d of %d video packets (%d missed)",
+		lostOnPath, 100*float64(lostOnPath)/float64(path.Stats().Up.Delivered+path.Stats().Up.Lost), received, expected, missed)
+	if lostOnPath < 10 || expected < 100 {
+		t.Fatalf("too little to judge: %d lost on the path, %d video packets expected", lostOnPath, expected)
+	}
+	if missed*100 > expected { // unrepaired: ~5 %; one NACK round: ~0.25 %
+		t.Errorf("Bob missed %d of %d video packets (%.1f %%) behind a 5 %% lossy relay hop", missed, expected, 100*float64(missed)/float64(expected))
+	}
 }
