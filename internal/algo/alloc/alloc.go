@@ -29,6 +29,12 @@ import (
 // MaxTemporal is the highest temporal layer index (VP8 L1T3: 0, 1, 2).
 const MaxTemporal = 2
 
+// newGround: a failed upgrade's back-off holds while the video budget is
+// below this × the budget the upgrade was made under. Beside competing
+// downloads the estimate swings by more than 1.25× within seconds: at 1.25
+// the browser test switched layers about twice as often under one flow.
+const newGround = 2
+
 // Layer is one simulcast encoding of a source as the SFU measures it.
 type Layer struct {
 	Width, Height int  // from the last keyframe; 0 when not known yet
@@ -145,6 +151,7 @@ type state struct {
 	upVideo   int // the video budget the last upgrade was made under
 	upRate    int // and the rate of the step it went to
 	lastFail  time.Time
+	failVideo int       // the video budget the failed upgrade was made under
 	short     time.Time // since when its lowest step has not fit; zero: it fits
 	seen      uint64
 	hasLadder bool
@@ -385,8 +392,15 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		// the upgrade became possible again held a video at 180p for 6 s
 		// after a 500 kb/s cap was lifted. Resuming a suspended video never
 		// waits for a back-off.
+		// A budget well above the one the failed upgrade was made under is
+		// new ground, as for a probe (bwe's fresh rule): the failure said
+		// nothing about it. Competing downloads fail upgrades at a few
+		// hundred kb/s; holding the 3 Mb/s that comes back when they stop
+		// for the 30 s back-off kept a browser test's stage off its top
+		// layer 24 s after the estimate had recovered.
 		due := st.upSince.Add(a.cfg.Dwell)
-		if held := st.lastFail.Add(st.dwell); a.cur[i] >= 0 && !st.lastFail.IsZero() && held.After(due) {
+		if held := st.lastFail.Add(st.dwell); a.cur[i] >= 0 && !st.lastFail.IsZero() && held.After(due) &&
+			float64(video) < newGround*float64(st.failVideo) {
 			due = held
 		}
 		if !now.Before(due) {
@@ -432,7 +446,7 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		// A downgrade for bandwidth. Soon after an upgrade it is a failed upgrade.
 		if !st.lastUp.IsZero() && now.Sub(st.lastUp) < a.cfg.FailWindow {
 			st.dwell = min(2*st.dwell, a.cfg.MaxDwell)
-			st.lastFail = now
+			st.lastFail, st.failVideo = now, st.upVideo
 			st.lastUp = time.Time{} // one failure per upgrade
 		}
 	}

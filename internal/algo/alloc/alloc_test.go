@@ -234,6 +234,44 @@ func TestBackoffCountsFromTheFailure(t *testing.T) {
 	}
 }
 
+// Failed upgrades under competing downloads (180p → 360p at 600 kb/s, undone
+// as the downloads take more) back off the 360p step; when the downloads stop
+// and the estimate comes back at 3.3 Mb/s, far above the budget those
+// upgrades were made under, the top layer follows after the plain dwell, not
+// the 30 s back-off (measured in the browser test of issue 22: 24 s). Back at
+// the failed upgrade's budget, the back-off still holds.
+func TestBackoffNotOnNewGround(t *testing.T) {
+	cfg := DefaultConfig()
+	now := time.Duration(0)
+	alloc := stagedSource(cfg, &now)
+	alloc(250_000)
+	for i := 0; i < 5; i++ { // five failures: the dwell is at MaxDwell
+		for alloc(650_000).enc != 1 {
+			now += 100 * time.Millisecond
+		}
+		now += 2 * time.Second
+		alloc(250_000)
+		now += 100 * time.Millisecond
+	}
+	start := now
+	for alloc(650_000).enc != 1 {
+		now += 100 * time.Millisecond
+	}
+	if now-start < 20*time.Second {
+		t.Errorf("360p again %v after the fifth failure at the same budget, want the back-off (30 s from the failure)", now-start)
+	}
+	now += 2 * time.Second
+	alloc(250_000) // the sixth failure
+	now += 3 * time.Second
+	start = now
+	for alloc(3_300_000) != (pick{2, 2}) {
+		now += 100 * time.Millisecond
+	}
+	if now-start != cfg.Dwell {
+		t.Errorf("top layer %v after the estimate came back at 3.3 Mb/s, want the plain dwell %v", now-start, cfg.Dwell)
+	}
+}
+
 // A source shown larger (pinned, on stage) is upgraded at once when bandwidth
 // never held it back; a suspended one resumes after the plain dwell.
 func TestWantChanges(t *testing.T) {
