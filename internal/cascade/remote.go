@@ -359,7 +359,7 @@ func (rt *remoteTrack) read(b []byte) (int, error) {
 	case p := <-rt.data:
 		n := copy(b, *p)
 		rt.free <- p
-		rt.gap(b[:n])
+		rt.gap(time.Now(), b[:n])
 		return n, nil
 	case <-rt.done:
 		return 0, io.EOF
@@ -390,11 +390,10 @@ type miss struct {
 // gap NACKs, over the relay, the packets missing before this one, and asks
 // again for those still missing a round trip later: repair on the relay hop,
 // which the origin answers from its packet store.
-func (rt *remoteTrack) gap(pkt []byte) {
+func (rt *remoteTrack) gap(now time.Time, pkt []byte) {
 	if len(pkt) < 12 || rt.up.Kind() != webrtc.RTPCodecTypeVideo {
 		return
 	}
-	now := time.Now()
 	seq := binary.BigEndian.Uint16(pkt[2:])
 	if m := &rt.missing[seq%missSlots]; m.active && m.seq == seq {
 		m.active = false // repaired
