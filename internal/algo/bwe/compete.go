@@ -33,6 +33,11 @@ import (
 // queue drains: its least value over the last competeDrainSlot falls below
 // competeDrained, because the other flows stopped or because our own loss
 // cut emptied a queue we alone were filling.
+//
+// In either mode, a queue that stood competeHold or longer and is gone within
+// competeClearIn while our rate holds says the flows that filled it stopped
+// (cleared): the estimator forgets the probes' back-off, the loss state and
+// the last decrease they left, and probes at once.
 const (
 	competeQueue     = 20 * time.Millisecond // a queue that never fell below this…
 	competeHold      = 3 * time.Second       // …for this long, although we decreased
@@ -43,6 +48,7 @@ const (
 	competeSendWin   = 750 * time.Millisecond // media rate window for the send-rate comparison
 	competeDelivered = 0.95                   // and the path delivers this share of what we send
 	competeMinSend   = 300_000                // and we still send this much (bits/s)
+	competeClearIn   = 300 * time.Millisecond // a standing queue gone within this: the flows that filled it stopped
 
 	longBaseSlots  = 24 // the base one-way delay is the least of the last 24 × 5 s
 	longBaseLength = 5 * time.Second
@@ -61,6 +67,13 @@ type competeDetector struct {
 	since      time.Duration // …since then
 	decreases  int           // decreases since then
 	sendBefore float64       // our media rate when the queue rose (bits/s)
+
+	// cleared: a queue that stood competeHold or longer has drained (the
+	// flows that kept it full stopped); the estimator takes it and resets it.
+	cleared   bool
+	stood     bool          // a queue stood competeHold and fell below competeQueue at stoodEnd
+	stoodEnd  time.Duration //
+	sendSlots [2]float64    // our media rate at the last two drain-slot ends
 
 	on                bool
 	onSince           time.Duration
@@ -112,6 +125,7 @@ func (c *competeDetector) observe(now, owd time.Duration, send float64) bool {
 	if now-c.slotStart >= competeDrainSlot {
 		drained := c.slotMin < competeDrained
 		c.slotMin, c.slotStart = math.MaxInt64, now
+		c.sendSlots[1], c.sendSlots[0] = c.sendSlots[0], send
 		if c.on && drained {
 			c.on = false
 			c.drainOut++
@@ -119,6 +133,19 @@ func (c *competeDetector) observe(now, owd time.Duration, send float64) bool {
 	}
 
 	if q < competeQueue {
+		if c.undrained && now-c.since >= competeHold {
+			c.stood, c.stoodEnd = true, now
+		}
+		// A queue that stood for seconds and is then gone within
+		// competeClearIn, while we kept sending as before: the others
+		// left. Our own rate falling (a decrease, a lower layer) drains a
+		// queue too, and a queue we fill ourselves comes and goes.
+		if c.stood && now-c.stoodEnd > competeClearIn {
+			c.stood = false
+		}
+		if c.stood && q < competeDrained && send >= competeSendDrop*max(c.sendSlots[0], c.sendSlots[1]) {
+			c.stood, c.cleared = false, true
+		}
 		c.undrained = false
 		return c.on
 	}

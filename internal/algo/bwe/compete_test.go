@@ -94,6 +94,68 @@ func TestCompeteDetector(t *testing.T) {
 	}
 }
 
+// clearedAt feeds the detector as competeTrace does (no decreases) and reports
+// when it first said the flows that filled the queue left (-1: never).
+func clearedAt(d time.Duration, queue func(time.Duration) time.Duration, send func(time.Duration) float64) time.Duration {
+	c := newCompeteDetector()
+	for t := time.Duration(0); t <= d; t += 50 * ms1 {
+		c.observe(t, 40*ms1+queue(t), send(t))
+		if c.cleared {
+			return t
+		}
+	}
+	return -1
+}
+
+// Ten downloads keep the queue at 100 ms from 5 s to 25 s while we send the
+// lowest layers (300 kb/s): when they stop, the queue is gone within a round
+// trip and the detector says so (the estimator then forgets the probes'
+// back-off). A queue that drains because our rate fell (a lower layer), or
+// one that comes and goes with our own traffic, or stood too briefly, does not.
+func TestCompeteDetectorCleared(t *testing.T) {
+	sec := time.Second
+	steady := func(time.Duration) float64 { return 300e3 }
+	downloads := func(t time.Duration) time.Duration {
+		if t >= 5*sec && t < 25*sec {
+			return 100 * ms1
+		}
+		return 2 * ms1
+	}
+	if at := clearedAt(30*sec, downloads, steady); at != 25*sec {
+		t.Errorf("downloads stop at 25 s: cleared at %v, want 25s", at)
+	}
+	falls := func(t time.Duration) float64 {
+		if t < 24700*ms1 {
+			return 2.5e6
+		}
+		return 300e3
+	}
+	if at := clearedAt(30*sec, downloads, falls); at >= 0 {
+		t.Errorf("the queue drains as our rate falls: cleared at %v, want never", at)
+	}
+	// Our own lowest layers keep a slow link's queue between 25 and 50 ms,
+	// now and then below 20 ms, draining slowly.
+	ours := func(t time.Duration) time.Duration {
+		if t < 5*sec {
+			return 2 * ms1
+		}
+		q := 50*ms1 - time.Duration(int64(t/ms1)%2000)*ms1/50 // 50 ms down to 10 ms every 2 s
+		return q
+	}
+	if at := clearedAt(30*sec, ours, steady); at >= 0 {
+		t.Errorf("our own queue comes and goes: cleared at %v, want never", at)
+	}
+	brief := func(t time.Duration) time.Duration {
+		if t >= 5*sec && t < 7*sec {
+			return 100 * ms1
+		}
+		return 2 * ms1
+	}
+	if at := clearedAt(30*sec, brief, steady); at >= 0 {
+		t.Errorf("a 2 s queue: cleared at %v, want never", at)
+	}
+}
+
 // The estimator in competitive mode ignores the delay signals and holds its
 // share on loss: loss between LossLow and LossHigh while it sends well below
 // the estimate does not cut it; near the estimate it cuts by β, but not below

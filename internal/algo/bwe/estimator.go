@@ -196,6 +196,16 @@ func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
 			// would slow the climb back (and stop probes).
 			e.lossState, e.loss = lossGrow, lossWindow{}
 		}
+		if e.compete.cleared {
+			// A queue that stood for seconds has drained: the flows
+			// that filled it stopped. The probes that failed beside
+			// them, the losses and the ceiling they left say nothing
+			// of the path now: probe at once, at full step.
+			e.compete.cleared = false
+			e.lossState, e.loss = lossGrow, lossWindow{}
+			e.decreased = false
+			e.probe.clear(t)
+		}
 		if e.compete.ready(t, send) && e.delivered() >= competeDelivered {
 			e.compete.enter(t)
 			// Competitive mode: grow multiplicatively, as far from

@@ -143,6 +143,12 @@ func (p *prober) finish(now time.Duration, success bool, cfg *Config) {
 	p.next = now + p.backoff
 }
 
+// clear forgets the failures: the next cluster may start at now, at full step.
+func (p *prober) clear(now time.Duration) {
+	p.failures, p.backoff = 0, 0
+	p.next = min(p.next, now)
+}
+
 // ProbeWanted says whether to send probe padding now, and at what rate in bits
 // per second on top of the media. desired is what the allocator would like to
 // send (alloc.Allocator.Desired). A cluster starts when desired exceeds the

@@ -187,6 +187,39 @@ func TCPOnOff() Scenario {
 	}
 }
 
+// TCPShare is the browser test's sequence (e2e TestAdaptationTCPShare) on its
+// 4 Mb/s link with a 100 ms queue: one CUBIC flow from 20 s, ten from 80 s,
+// all stopping at 100 s; ten started 10 s apart from 110 s, stopping at 210 s;
+// then ten on for 20 s and off for 20 s, twice (from 220 s and 260 s). The
+// stage's top layer is the standard 2.5 Mb/s (the test's high-entropy 720p
+// takes about that), with a second source shown small. TCPShareOffs are the
+// times the flows stop.
+func TCPShare() Scenario {
+	var flows []TCPFlow
+	flows = append(flows, TCPFlow{Start: 20 * time.Second, Stop: 100 * time.Second})
+	for i := 1; i < 10; i++ {
+		flows = append(flows, TCPFlow{Start: 80 * time.Second, Stop: 100 * time.Second})
+	}
+	for i := 0; i < 10; i++ {
+		flows = append(flows, TCPFlow{Start: time.Duration(110+10*i) * time.Second, Stop: 210 * time.Second})
+	}
+	for _, on := range []int{220, 260} {
+		for i := 0; i < 10; i++ {
+			flows = append(flows, TCPFlow{Start: time.Duration(on) * time.Second, Stop: time.Duration(on+20) * time.Second})
+		}
+	}
+	srcs := append(Stage(), alloc.Source{ID: "other", Priority: 1, Layers: Simulcast(), Want: layers.Want{Width: 320, Height: 180}})
+	return Scenario{
+		Name: "tcp-share", Duration: 300 * time.Second, Seed: 16,
+		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
+		Sources: srcs, TCP: flows,
+	}
+}
+
+// TCPShareOffs are the times TCPShare's flows stop: patterns (i), (ii) and
+// the two cycles of (iii).
+var TCPShareOffs = []time.Duration{100 * time.Second, 210 * time.Second, 240 * time.Second, 280 * time.Second}
+
 // Alone4M is the competition scenarios' link with no competing flow.
 func Alone4M() Scenario {
 	return Scenario{
