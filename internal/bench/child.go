@@ -114,6 +114,9 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 				profile = nil
 			}
 		case "heapprofile":
+			// A heap profile's allocation counts are as of the last
+			// collection: one now makes two profiles' difference exact.
+			runtime.GC()
 			f, err := os.Create(arg)
 			if err == nil {
 				err = pprof.Lookup("heap").WriteTo(f, 0)
