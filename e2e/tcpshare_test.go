@@ -271,6 +271,10 @@ func (s *shareRun) sampleLoop(stop <-chan struct{}) {
 			s.rows = append(s.rows, row)
 			s.mu.Unlock()
 		}
+		s.mu.Lock()
+		ph := s.phase
+		s.mu.Unlock()
+		s.traceDownlink(ph)
 		select {
 		case <-stop:
 			return

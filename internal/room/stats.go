@@ -218,6 +218,9 @@ type DownlinkStats struct {
 	LossFraction       float64 `json:"lossFraction"`
 	RTTMS              float64 `json:"rttMs"`
 	ProbeClusters      int     `json:"probeClusters"`
+	ProbeWins          int     `json:"probeWins"` // clusters that raised the estimate
+	Overuses           int     `json:"overuses"`  // decreases on overuse
+	Usage              string  `json:"usage"`     // the delay detector's hypothesis now
 	ProbeBytes         uint64  `json:"probeBytes"`
 	Feedbacks          uint64  `json:"transportFeedbacks"`
 	Retransmits        uint64  `json:"retransmits"`
@@ -313,6 +316,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 			e := ls.Estimator
 			p.Downlink = &DownlinkStats{Stats: m.downlinkStats(l), DelayBased: e.DelayBased, LossBased: e.LossBased,
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
+				ProbeWins: e.ProbeWins, Overuses: e.Overuses, Usage: e.Usage.String(),
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
 				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped,
 				QueueMS: float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,

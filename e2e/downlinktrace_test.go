@@ -1,0 +1,50 @@
+//go:build linux
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+)
+
+// traceDownlink appends the receiver's downlink state from the admin API
+// (estimate, its parts, probes, overuses; switch events left out) with the
+// time and phase to $PODIUM_TCPSHARE_TRACE, one line a call (every 200 ms):
+// it told the allocator's back-off from a slow estimate (docs/bwe.md).
+func (s *shareRun) traceDownlink(phase string) {
+	path := os.Getenv("PODIUM_TCPSHARE_TRACE")
+	if path == "" {
+		return
+	}
+	resp, err := http.Get(s.srv.URL() + "api/v1/rooms/" + s.room + "/participants")
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Participants []struct {
+			Name     string         `json:"name"`
+			Downlink map[string]any `json:"downlink"`
+		} `json:"participants"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&got) != nil {
+		return
+	}
+	for _, p := range got.Participants {
+		if p.Name != "Receiver" {
+			continue
+		}
+		delete(p.Downlink, "videos")
+		delete(p.Downlink, "switchEvents")
+		b, _ := json.Marshal(p.Downlink)
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(f, "%s %s %s\n", time.Now().UTC().Format("15:04:05.000"), phase, b)
+		f.Close()
+	}
+}
