@@ -67,6 +67,9 @@ func TestRemoteParticipant(t *testing.T) {
 	if w := f.room.RemoteWants()["r"]; len(w) != 3 || !w[2] {
 		t.Errorf("wanted of r's sender: %v, want encoding 2 kept on", w)
 	}
+	if st, _ := f.room.Stats(time.Now()); len(st.Participants) != 1 || st.Participants[0].ID != "a" {
+		t.Errorf("stats list %+v, want a alone: its own bridge lists r", st.Participants)
+	}
 	locals := f.room.Locals()
 	if len(locals) != 1 || locals[0].Info.ID != "a" || len(locals[0].Ups) != 2 {
 		t.Errorf("locals %+v, want a alone with its two tracks", locals)

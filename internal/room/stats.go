@@ -274,6 +274,9 @@ func (s *state) stats(name string, now time.Time) Stats {
 		Totals: s.retired}
 	st.P2PMode, st.P2PDirect = s.p2pStats()
 	for _, m := range s.sorted() {
+		if isRemote(m.m) {
+			continue // served by another bridge, which lists it (remote.go)
+		}
 		p := ParticipantStats{ID: m.info.ID, Name: m.info.Name, Identity: m.identity, Permissions: m.perms, Joined: m.joined,
 			AudioMuted: m.info.AudioMuted, VideoMuted: m.info.VideoMuted, AdminMuted: signal.Muted{Audio: m.mutedAudio, Video: m.mutedVideo},
 			VideoPaused: m.paused, Publishing: []PublishedTrack{}, Forwarded: idStrings(m.forwarded), LastN: m.wantN, Screen: m.info.Screen,
