@@ -28,6 +28,11 @@ func freeUDPPort(t *testing.T) int {
 // startRelayCluster is startClusterOf with the relay on (--relay-port).
 func startRelayCluster(t *testing.T, regions ...string) []*Server {
 	t.Helper()
+	return startRelayClusterWith(t, func(*config.Config) {}, regions...)
+}
+
+func startRelayClusterWith(t *testing.T, change func(*config.Config), regions ...string) []*Server {
+	t.Helper()
 	var routes, peers []string
 	for range regions {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -45,6 +50,7 @@ func startRelayCluster(t *testing.T, regions ...string) []*Server {
 				c.Region, c.ClusterListen, c.ClusterPeers = region, routes[i], peers
 				c.RelayPort = freeUDPPort(t)
 				c.JoinsPerIP = 0
+				change(c)
 			})
 	}
 	for _, s := range out {
@@ -193,5 +199,42 @@ func TestRelayRepairsLoss(t *testing.T) {
 	}
 	if missed*100 > expected { // unrepaired: ~5 %; one NACK round: ~0.25 %
 		t.Errorf("Bob missed %d of %d video packets (%.1f %%) behind a 5 %% lossy relay hop", missed, expected, 100*float64(missed)/float64(expected))
+	}
+}
+
+// TestRelayLastNBetweenBridges: with Last N = 1, Bob on node1 receives one
+// video of Ann's and Cleo's, both on node0, so node0 relays node1 their two
+// audio streams and exactly one video stream — not both.
+func TestRelayLastNBetweenBridges(t *testing.T) {
+	nodes := startRelayClusterWith(t, func(c *config.Config) { c.LastN = 1 }, "us", "eu")
+	n0, n1 := nodes[0], nodes[1]
+	within(t, 10*time.Second, "both registries list both nodes", func() bool {
+		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
+	})
+	ann := dialURL(t, wsURL(n0)+"?bridge=node0", "lastn", "Ann")
+	cleo := dialURL(t, wsURL(n0)+"?bridge=node0", "lastn", "Cleo")
+	bob := dialURL(t, wsURL(n1)+"?bridge=node1", "lastn", "Bob")
+	annID, cleoID := ann.Snapshot().ID, cleo.Snapshot().ID
+	videos := func(s *client.State) (live []string) {
+		for _, id := range []string{annID, cleoID} {
+			if tr := s.Tracks["video-"+id]; tr != nil && time.Since(tr.LastSeen) < 500*time.Millisecond {
+				live = append(live, id)
+			}
+		}
+		return live
+	}
+	waitFor(t, bob, "Bob receives exactly one of Ann's and Cleo's videos", 20*time.Second, func(s *client.State) bool {
+		return len(videos(s)) == 1
+	})
+	within(t, 5*time.Second, "node0 relays node1 two audio streams and one video stream", func() bool {
+		return n0.Cascade().Stats().RelayedOut == 3
+	})
+	time.Sleep(2 * time.Second) // and keeps it so
+	if got := n0.Cascade().Stats().RelayedOut; got != 3 {
+		t.Errorf("node0 relays %d streams to node1, want 3 (2 audio, 1 video)", got)
+	}
+	if st := bob.Snapshot(); len(videos(&st)) != 1 {
+		live := videos(&st)
+		t.Errorf("Bob receives video of %v, want one", live)
 	}
 }
