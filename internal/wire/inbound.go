@@ -24,20 +24,27 @@ type RTPHandler func(now time.Time, pkt []byte, out *Batch)
 // others' (and the taken ones' before they were taken): every SSRC's packet
 // index is followed by one context at a time.
 type Inbound struct {
-	mu  sync.Mutex // ctx and hdr: whichever socket reads the peer
-	ctx *srtp.Context
-	hdr rtp.Header
+	mu    sync.Mutex // ctx, hdr, spare and the streams' opened: whichever socket reads the peer
+	ctx   *srtp.Context
+	hdr   rtp.Header
+	spare []byte // a stream's first datagram, kept for a second try (see Open)
 
-	streams  atomic.Pointer[map[uint32]RTPHandler] // copied on write under smu
+	streams  atomic.Pointer[map[uint32]*taken] // copied on write under smu
 	smu      sync.Mutex
 	Taken    atomic.Uint64 // packets authenticated and handled
 	Rejected atomic.Uint64 // packets of taken streams that failed authentication or replay
 }
 
+// taken is one taken stream.
+type taken struct {
+	handle RTPHandler
+	opened bool // a packet authenticated: its rollover counter is known
+}
+
 // NewInbound returns a connection's inbound side with no keys yet.
 func NewInbound() *Inbound {
 	in := &Inbound{}
-	in.streams.Store(&map[uint32]RTPHandler{})
+	in.streams.Store(&map[uint32]*taken{})
 	return in
 }
 
@@ -58,14 +65,14 @@ func (in *Inbound) edit(ssrc uint32, h RTPHandler) {
 	in.smu.Lock()
 	defer in.smu.Unlock()
 	cur := *in.streams.Load()
-	next := make(map[uint32]RTPHandler, len(cur)+1)
+	next := make(map[uint32]*taken, len(cur)+1)
 	for k, v := range cur {
 		if k != ssrc {
 			next[k] = v
 		}
 	}
 	if h != nil {
-		next[ssrc] = h
+		next[ssrc] = &taken{handle: h}
 	}
 	in.streams.Store(&next)
 }
@@ -90,28 +97,52 @@ const (
 // packet of a taken stream, returning the plain packet and its handler. It
 // parses only the fixed header's SSRC before authentication, and does not
 // allocate.
+//
+// Our context meets a stream mid-way, after pion's has read its first packets,
+// and guesses a rollover counter of 0. A stream whose sequence number wrapped
+// before it was taken (a sender that starts near 65535; browsers start below
+// 32768) has 1: until one of its packets authenticates, a packet that fails is
+// tried again with 1 (from a copy: a failed AES-GCM open may overwrite it).
 func (in *Inbound) Open(b []byte) ([]byte, RTPHandler, OpenStatus) {
 	if !isRTP(b) {
 		return nil, nil, NotTaken
 	}
-	h := (*in.streams.Load())[binary.BigEndian.Uint32(b[8:])]
-	if h == nil {
+	ssrc := binary.BigEndian.Uint32(b[8:])
+	t := (*in.streams.Load())[ssrc]
+	if t == nil {
 		return nil, nil, NotTaken
 	}
 	in.mu.Lock()
+	defer in.mu.Unlock()
 	if in.ctx == nil {
-		in.mu.Unlock()
 		return nil, nil, NotTaken
 	}
+	first := !t.opened && len(b) <= maxDatagram
+	if first {
+		if in.spare == nil {
+			in.spare = make([]byte, maxDatagram)
+		}
+		copy(in.spare, b)
+	}
 	plain, err := in.ctx.DecryptRTP(b[:0], b, &in.hdr)
-	in.mu.Unlock()
+	if err != nil && first {
+		copy(b, in.spare[:len(b)])
+		in.ctx.SetROC(ssrc, 1)
+		if plain, err = in.ctx.DecryptRTP(b[:0], b, &in.hdr); err != nil {
+			in.ctx.SetROC(ssrc, 0) // as before the try
+		}
+	}
 	if err != nil {
 		in.Rejected.Add(1)
 		return nil, nil, Refused
 	}
+	t.opened = true
 	in.Taken.Add(1)
-	return plain, h, Opened
+	return plain, t.handle, Opened
 }
+
+// maxDatagram is the largest datagram a stream's first packets are kept for.
+const maxDatagram = 1500
 
 // isRTP: version 2, at least a fixed header, and a payload type outside
 // RTCP's 64–95 (RFC 5761), as media.IsRTP.
