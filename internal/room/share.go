@@ -122,8 +122,9 @@ func orderFor(order []lastn.ID, m *member) []lastn.ID {
 }
 
 // sharesFirst moves screen shares to the front of the allocator's sources,
-// keeping the order otherwise, and renumbers the priorities: a share at a low
-// layer or suspended is unreadable, while a camera degrades gracefully.
+// keeping the order otherwise, renumbers the priorities, and lets the shares
+// preempt the cameras' layers: a share at a low layer or suspended is
+// unreadable, while a camera degrades gracefully.
 func sharesFirst(sources []alloc.Source) {
 	slices.SortStableFunc(sources, func(a, b alloc.Source) int {
 		_, sa := signal.ScreenOwner(a.ID)
@@ -138,6 +139,7 @@ func sharesFirst(sources []alloc.Source) {
 	})
 	for i := range sources {
 		sources[i].Priority = i
+		_, sources[i].Preempts = signal.ScreenOwner(sources[i].ID)
 	}
 }
 

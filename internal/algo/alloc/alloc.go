@@ -58,6 +58,11 @@ type Source struct {
 	Layers []Layer
 	// Want is what the receiver shows of the source.
 	Want layers.Want
+	// Preempts: the source may take what lower-priority sources hold above
+	// their lowest step to start or climb (a screen share: unreadable when degraded,
+	// where a camera degrades gracefully). Without it a camera measured first
+	// kept its top layer and a share started later stayed on its lowest.
+	Preempts bool
 }
 
 // Allocation is the decision for one source.
@@ -225,6 +230,7 @@ func (a *Allocator) Allocate(now time.Time, budget, audio int, sources []Source)
 	a.desired = audio + int(float64(wantTotal)*(1+a.cfg.UpMargin))
 
 	a.holdPass(float64(video) * (1 + a.cfg.DownMargin))
+	a.preemptPass(sources, float64(video)/(1+a.cfg.UpMargin))
 	a.upPass(float64(video) / (1 + a.cfg.UpMargin))
 
 	out := make([]Allocation, n)
@@ -315,6 +321,51 @@ func (a *Allocator) holdPass(budget float64) {
 				a.hold[i] = k
 				remaining -= extra
 				break
+			}
+		}
+	}
+}
+
+// preemptPass lowers, for each source that Preempts (in priority order), the holds of the sources after it toward their lowest steps, lowest
+// priority first, as far as needed for its next step up to fit the budget;
+// upPass then climbs it (after the dwell, like any upgrade). It does nothing
+// when that step fits anyway or not even reclaiming everything makes room.
+func (a *Allocator) preemptPass(sources []Source, budget float64) {
+	total := 0.0
+	for i := range a.hold {
+		if a.hold[i] >= 0 {
+			total += float64(a.ladders[i][a.hold[i]].rate)
+		}
+	}
+	for pos, i := range a.order {
+		lad := a.ladders[i]
+		if !sources[i].Preempts || len(lad) == 0 || a.hold[i] >= len(lad)-1 {
+			continue
+		}
+		have := 0.0
+		if a.hold[i] >= 0 {
+			have = float64(lad[a.hold[i]].rate)
+		}
+		need := total - have + float64(lad[a.hold[i]+1].rate) - budget
+		if need <= 0 {
+			continue
+		}
+		reclaimable := 0.0
+		for _, j := range a.order[pos+1:] {
+			if a.hold[j] > 0 {
+				reclaimable += float64(a.ladders[j][a.hold[j]].rate - a.ladders[j][0].rate)
+			}
+		}
+		if reclaimable < need {
+			continue
+		}
+		for q := len(a.order) - 1; q > pos && need > 0; q-- {
+			j := a.order[q]
+			for a.hold[j] > 0 && need > 0 {
+				drop := float64(a.ladders[j][a.hold[j]].rate - a.ladders[j][a.hold[j]-1].rate)
+				a.hold[j]--
+				total -= drop
+				need -= drop
 			}
 		}
 	}
