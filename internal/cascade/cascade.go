@@ -118,6 +118,8 @@ func (c *Cascade) receive(sender uint32, kind relay.Kind, stream uint32, body []
 		c.remote.media(sender, stream, body)
 	case relay.KindFeedback:
 		c.origin.feedback(time.Now(), sender, stream, body)
+	case relay.KindReport:
+		c.remote.report(sender, stream, body)
 	}
 }
 
@@ -210,6 +212,7 @@ type Stats struct {
 	RelayedOut         int    // streams this node relays to other bridges now
 	RelayedIn          int    // streams relayed to this node now
 	QueueDrops         uint64 // relayed packets dropped for a full track queue
+	Reports            uint64 // sender reports relayed to this node
 }
 
 // Stats reads the counters.

@@ -441,6 +441,15 @@ func (w *relayWriter) Write(b []byte) (int, error) {
 	return 0, errors.New("cascade: raw writes are not relayed")
 }
 
+// writeRTCP relays the DownTrack's sender reports (about one a second).
+func (w *relayWriter) writeRTCP(pkts []rtcp.Packet) error {
+	b, err := rtcp.Marshal(pkts)
+	if err != nil {
+		return err
+	}
+	return w.t.Send(time.Now(), *w.addr.Load(), relay.KindReport, w.stream, b)
+}
+
 // bindContext binds a relayed DownTrack as a receiver's answer would.
 type bindContext struct {
 	codec webrtc.RTPCodecParameters
@@ -460,7 +469,9 @@ func (b bindContext) ID() string                                             { r
 func (b bindContext) RTCPReader() interceptor.RTCPReader                     { return nil }
 
 func newRelayDown(t *relay.Transport, st outStream, stream uint32, addr netip.AddrPort) *relayDown {
-	w := &relayWriter{t: t, stream: stream, ssrc: rand.Uint32()}
+	// The stream id is the SSRC too: the subscriber's track knows its sender
+	// reports by it.
+	w := &relayWriter{t: t, stream: stream, ssrc: stream}
 	w.addr.Store(&addr)
 	if st.up.Kind() == webrtc.RTPCodecTypeAudio && st.up.AudioLevelExtID() != 0 {
 		w.levels = st.up.Levels()
@@ -471,5 +482,6 @@ func newRelayDown(t *relay.Transport, st outStream, stream uint32, addr netip.Ad
 		pt = 111
 	}
 	_, _ = d.Bind(bindContext{codec: webrtc.RTPCodecParameters{RTPCodecCapability: st.up.Codec(), PayloadType: pt}, ssrc: w.ssrc, w: w})
+	d.SetRTCPWriter(w.writeRTCP)
 	return &relayDown{room: st.room, stream: stream, up: st.up, d: d, w: w}
 }

@@ -56,6 +56,7 @@ type remotes struct {
 	bridges  map[bridgeKey]*bridge
 	dispatch atomic.Pointer[map[uint64]*remoteTrack] // sender<<32 | stream
 	drops    atomic.Uint64
+	reports  atomic.Uint64
 	parts    atomic.Int64   // participants of other bridges in local rooms
 	wg       sync.WaitGroup // subscription requests
 }
@@ -81,6 +82,20 @@ func (r *remotes) media(sender, stream uint32, body []byte) {
 		t.data <- p // never blocks: as many slots as buffers
 	default:
 		r.drops.Add(1)
+	}
+}
+
+// report hands a relayed sender report to its track (relay reader; about
+// one a second per stream, so a copy).
+func (r *remotes) report(sender, stream uint32, body []byte) {
+	t := (*r.dispatch.Load())[trackKey(sender, stream)]
+	if t == nil {
+		return
+	}
+	select {
+	case t.reports <- append([]byte(nil), body...):
+		r.reports.Add(1)
+	default:
 	}
 }
 
@@ -140,8 +155,9 @@ func (r *remotes) apply(now time.Time, ro roster) {
 			}
 			rt := newRemoteTrack(r.cfg.Relay, b, t)
 			part.tracks[t.Stream] = rt
-			r.wg.Add(1)
+			r.wg.Add(2)
 			go func() { defer r.wg.Done(); rt.up.Run() }()
+			go func() { defer r.wg.Done(); rt.up.ReadFeedback(rt.readReport) }()
 			rm.Publish(part.m, rt.up)
 			changed = true
 		}
@@ -290,7 +306,7 @@ func (r *remotes) closeAll() {
 }
 
 func (r *remotes) stats() Stats {
-	st := Stats{QueueDrops: r.drops.Load(), RemoteParticipants: int(r.parts.Load())}
+	st := Stats{QueueDrops: r.drops.Load(), RemoteParticipants: int(r.parts.Load()), Reports: r.reports.Load()}
 	for _, t := range *r.dispatch.Load() {
 		if t.wanted() {
 			st.RelayedIn++
@@ -314,6 +330,8 @@ type remoteTrack struct {
 	free   chan *[]byte
 	done   chan struct{}
 	once   sync.Once
+	// reports carries the origin's sender reports to the track's reader.
+	reports chan []byte
 
 	// The reader's (up.Run) only.
 	started bool
@@ -326,7 +344,7 @@ type remoteTrack struct {
 
 func newRemoteTrack(t *relay.Transport, b *bridge, info rosterTrack) *remoteTrack {
 	rt := &remoteTrack{t: t, b: b, stream: info.Stream, source: info.Source, data: make(chan *[]byte, queueSlots), free: make(chan *[]byte, queueSlots),
-		done: make(chan struct{}), fb: make([]byte, 0, 1+4*relay.MaxNACKPairs)}
+		done: make(chan struct{}), fb: make([]byte, 0, 1+4*relay.MaxNACKPairs), reports: make(chan []byte, 4)}
 	for range queueSlots {
 		p := make([]byte, 0, relay.MaxBody)
 		rt.free <- &p
@@ -361,6 +379,17 @@ func (rt *remoteTrack) read(b []byte) (int, error) {
 		rt.free <- p
 		rt.gap(time.Now(), b[:n])
 		return n, nil
+	case <-rt.done:
+		return 0, io.EOF
+	}
+}
+
+// readReport is the track's RTCP reader (UpTrack.ReadFeedback): the
+// origin's sender reports, which the track passes on to its receivers.
+func (rt *remoteTrack) readReport(b []byte) (int, error) {
+	select {
+	case p := <-rt.reports:
+		return copy(b, p), nil
 	case <-rt.done:
 		return 0, io.EOF
 	}

@@ -4,7 +4,7 @@
 // datagram format and its pure parser.
 //
 //	0      version (1)
-//	1      kind (media, feedback)
+//	1      kind (media, feedback, report)
 //	2..5   sender: the sending node's relay tag (random per process)
 //	6..9   key id  \ together the 12-byte GCM nonce: a key id names one
 //	10..17 counter / key of one sender, whose counter never repeats
@@ -46,6 +46,9 @@ const (
 	// KindFeedback carries a keyframe request or NACKs for a relayed stream,
 	// subscriber → origin (ParseFeedback).
 	KindFeedback Kind = 2
+	// KindReport carries RTCP of a relayed stream, origin → subscriber: its
+	// sender reports, which receivers need for lip sync.
+	KindReport Kind = 3
 )
 
 func (k Kind) String() string {
@@ -54,6 +57,8 @@ func (k Kind) String() string {
 		return "media"
 	case KindFeedback:
 		return "feedback"
+	case KindReport:
+		return "report"
 	}
 	return "unknown"
 }
@@ -86,7 +91,7 @@ func Parse(b []byte, h *Header) error {
 		return ErrVersion
 	}
 	h.Kind = Kind(b[1])
-	if h.Kind != KindMedia && h.Kind != KindFeedback {
+	if h.Kind < KindMedia || h.Kind > KindReport {
 		return ErrKind
 	}
 	h.Sender = binary.BigEndian.Uint32(b[2:])

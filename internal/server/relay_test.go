@@ -107,6 +107,11 @@ func TestRelayBetweenTwoNodes(t *testing.T) {
 		}
 	}
 
+	// Sender reports cross too (receivers' lip sync).
+	within(t, 10*time.Second, "sender reports relayed both ways", func() bool {
+		return n0.Cascade().Stats().Reports > 0 && n1.Cascade().Stats().Reports > 0
+	})
+
 	// A forged and a replayed datagram, sent to node1 as node0 would.
 	to := n1.Relay().Addr()
 	to = netipLoopback(to)
