@@ -272,7 +272,9 @@ func (l *Link) HandleRTCP(now time.Time, b []byte, out *wire.Batch) {
 		}
 		for _, pkt := range pkts {
 			if remb, ok := pkt.(*rtcp.ReceiverEstimatedMaximumBitrate); ok {
-				l.handleRTCP(now, remb)
+				if l.namesTrack(remb.SSRCs) {
+					l.handleRTCP(now, remb)
+				}
 				continue
 			}
 			for _, ssrc := range pkt.DestinationSSRC() {
@@ -283,6 +285,22 @@ func (l *Link) HandleRTCP(now time.Time, b []byte, out *wire.Batch) {
 			}
 		}
 	}
+}
+
+// namesTrack reports whether ssrcs name one of the connection's media
+// streams. A REMB that names none is ignored, as on pion's path (which hands
+// RTCP only to the senders it names): Chrome also sends REMB from its
+// receive-side estimator for the packets that carry no transport-wide number,
+// which are our RTX answers alone, and that estimate of the retransmission
+// stream's rate (tens of kb/s under loss) capped the link's estimate when
+// the receivers' RTCP was first taken at the socket (TestAdaptationFivePercentLoss).
+func (l *Link) namesTrack(ssrcs []uint32) bool {
+	for _, ssrc := range ssrcs {
+		if l.track(ssrc) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // handleTransportCC takes one transport-wide feedback packet, still encoded.
