@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podium-sfu/podium/internal/auth"
+	"github.com/podium-sfu/podium/internal/broadcast"
 	"github.com/podium-sfu/podium/internal/cluster"
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/forward"
@@ -61,6 +62,8 @@ type Server struct {
 	metricsLn   net.Listener
 
 	turn *turn.Server // the embedded TURN server (nil: off)
+
+	broadcast *broadcast.Handler // WHIP and WHEP (docs/broadcast.md)
 }
 
 // Options are knobs tests need beyond the configuration.
@@ -172,7 +175,10 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	if cfg.Clustered() {
 		admin.Remote = s.remoteParticipants
 	}
+	s.broadcast = &broadcast.Handler{Engine: engine, Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log,
+		ClientIP: func(r *http.Request) string { return web.ClientIP(r, cfg.TrustProxy) }, Joins: deps.Joins, Meter: opts.Meter}
 	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Dev: cfg.DevMode(), HTTPHost: httpHost(cfg.HTTP), Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
+		Broadcast: s.broadcast.Routes(),
 		Serve: func(_ context.Context, conn *websocket.Conn, remote string, hints web.Hints) {
 			s.sessions.Add(1)
 			defer s.sessions.Done()
@@ -219,6 +225,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	stopMetrics(shutdownCtx)
 	s.cancelSessions(session.ErrShutdown)
 	s.sessions.Wait()
+	s.broadcast.Close()
 	s.hub.Close()
 	s.closeCluster()
 	s.engine.Close()

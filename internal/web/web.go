@@ -36,6 +36,9 @@ type Handler struct {
 	Metrics http.Handler
 	// Admin is the admin API (/api/v1/); nil disables it.
 	Admin http.Handler
+	// Broadcast is WHIP ingest and WHEP playback (/whip/, /whep/:
+	// docs/broadcast.md); nil disables them.
+	Broadcast http.Handler
 	// ClusterHosts, in a cluster, lists the other nodes' host:port: a page
 	// one of them served may open this node's WebSocket (docs/cluster.md).
 	ClusterHosts func() []string
@@ -53,6 +56,12 @@ func (h *Handler) Routes() http.Handler {
 	if h.Admin != nil {
 		for _, method := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 			mux.Handle(method+" /api/v1/", h.Admin)
+		}
+	}
+	if h.Broadcast != nil {
+		for _, method := range []string{"GET", "POST", "PATCH", "DELETE", "OPTIONS"} {
+			mux.Handle(method+" /whip/", h.Broadcast)
+			mux.Handle(method+" /whep/", h.Broadcast)
 		}
 	}
 	mux.HandleFunc("GET /", h.static)
