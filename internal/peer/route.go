@@ -216,7 +216,7 @@ func stateIsClient(s *dtls.State) (bool, error) {
 // defaultDataPlane is the mode without PionDataPlaneEnv: rtp since the
 // browser suites it affects passed with it (adaptation at 5 % loss and at
 // 128 kb/s, conference, Last N, simulcast); all (receivers' SRTCP at the
-// socket too) waits for its own runs of them (docs/performance.md).
+// socket too) still fails the 128 kb/s one (docs/performance.md).
 const defaultDataPlane = "rtp"
 
 func dataPlaneMode() string {
