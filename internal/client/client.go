@@ -95,6 +95,11 @@ type State struct {
 	Permissions  *signal.Permissions // from welcome
 	Draining     *signal.Draining    // the server announced it is shutting down
 	AdminMuted   signal.Muted        // what an administrator last muted
+	// A cluster's: the bridge that welcomed us and the other nodes to fail
+	// over to (welcome); the last redirect received.
+	Node      string
+	Fallbacks []string
+	Redirect  *signal.Redirect
 }
 
 // TrackStats counts what arrived on one received track.
@@ -159,13 +164,16 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
-	if err := c.Wait(ctx, func(s *State) bool { return s.ID != "" || s.Closed != nil || len(s.Errors) > 0 }); err != nil {
+	if err := c.Wait(ctx, func(s *State) bool { return s.ID != "" || s.Closed != nil || len(s.Errors) > 0 || s.Redirect != nil }); err != nil {
 		c.Close()
 		return nil, err
 	}
 	st := c.Snapshot()
 	if st.ID == "" {
 		c.Close()
+		if st.Redirect != nil {
+			return nil, &RedirectError{Redirect: *st.Redirect}
+		}
 		if len(st.Errors) > 0 {
 			return nil, fmt.Errorf("join refused: %s: %s", st.Errors[0].Code, st.Errors[0].Message)
 		}
@@ -374,10 +382,16 @@ func (c *Client) handle(frame []byte) {
 		}
 		c.update(func(s *State) {
 			s.ID, s.Resume, s.Permissions = w.ID, w.Resume, w.Permissions
+			s.Node, s.Fallbacks = w.Node, w.Fallbacks
 			for _, p := range w.Participants {
 				s.Participants[p.ID] = p
 			}
 		})
+	case signal.TypeRedirect:
+		var rd signal.Redirect
+		if json.Unmarshal(frame, &rd) == nil {
+			c.update(func(s *State) { s.Redirect = &rd })
+		}
 	case signal.TypeJoined, signal.TypeUpdated:
 		var e signal.ParticipantEvent
 		_ = json.Unmarshal(frame, &e)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,20 +86,34 @@ func clusterTLS(cfg config.Config) (*tls.Config, error) {
 func (s *Server) Node() *cluster.Node { return s.node }
 
 // place chooses the bridge for a join (session.Deps.Place): nil serves it here.
-func (s *Server) place(roomName, region, bridge string) *signal.Redirect {
+// lost is the bridge a failing-over client lost: taken for dead, since the
+// registry marks it so only a TTL after its last heartbeat.
+func (s *Server) place(roomName, region, bridge, lost string) *signal.Redirect {
 	self := s.node.ID()
-	if bridge == self { // a redirect sent the client here
+	if bridge == self || lost == self { // a redirect sent the client here; or it lost us, yet reached us
 		if _, here := s.hub.Room(roomName); !here {
 			time.AfterFunc(100*time.Millisecond, s.node.Touch) // see below
 		}
 		return nil
 	}
+	return s.choose(roomName, region, lost)
+}
+
+// choose runs bridge selection for a participant of region joining roomName,
+// never choosing avoid: nil means this node.
+func (s *Server) choose(roomName, region, avoid string) *signal.Redirect {
+	self := s.node.ID()
 	if region == "" {
 		region = s.cfg.Region
 	}
 	now := time.Now()
 	entries := s.node.Bridges(roomName, now)
 	in := cluster.Selection{Region: region, Nodes: s.node.Nodes(now)}
+	for i := range in.Nodes {
+		if in.Nodes[i].ID == avoid {
+			in.Nodes[i].Healthy = false
+		}
+	}
 	for _, e := range entries {
 		in.Conference = append(in.Conference, e.Node)
 		for range e.Participants {
@@ -131,6 +146,34 @@ func (s *Server) place(roomName, region, bridge string) *signal.Redirect {
 	return nil
 }
 
+// fallbacks are this node's id and the other healthy, not draining nodes'
+// signaling URLs for a participant of region, that region's first (then by
+// id), each with ?lost= naming this node (session.Deps.Fallbacks).
+func (s *Server) fallbacks(region string) (string, []string) {
+	self := s.node.ID()
+	if region == "" {
+		region = s.cfg.Region
+	}
+	nodes := s.node.Nodes(time.Now())
+	sort.SliceStable(nodes, func(i, j int) bool {
+		a, b := nodes[i].Region == region, nodes[j].Region == region
+		if a != b {
+			return a
+		}
+		return nodes[i].ID < nodes[j].ID
+	})
+	var urls []string
+	for _, n := range nodes {
+		if n.ID == self || !n.Healthy || n.Load.Draining || n.URL == "" {
+			continue
+		}
+		if u, err := entryWSURL(n.URL, url.Values{"region": {region}, "lost": {self}}); err == nil {
+			urls = append(urls, u)
+		}
+	}
+	return self, urls
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -140,8 +183,13 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// wsURL is a node's signaling WebSocket for a redirected client.
+// bridgeWSURL is a node's signaling WebSocket for a redirected client.
 func bridgeWSURL(base, region, node string) (string, error) {
+	return entryWSURL(base, url.Values{"region": {region}, "bridge": {node}})
+}
+
+// entryWSURL is the signaling WebSocket of the node at base, with query.
+func entryWSURL(base string, query url.Values) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return "", err
@@ -153,7 +201,7 @@ func bridgeWSURL(base, region, node string) (string, error) {
 		u.Scheme = "ws"
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/ws"
-	u.RawQuery = url.Values{"region": {region}, "bridge": {node}}.Encode()
+	u.RawQuery = query.Encode()
 	return u.String(), nil
 }
 
@@ -219,17 +267,37 @@ func (s *Server) remoteParticipants(ctx context.Context, roomName string) []web.
 	return out
 }
 
-// clusterHosts are the host:port of the other healthy nodes (web.Handler.ClusterHosts).
+// hostMemory is how long a node's host stays admitted as an origin after it
+// was last seen healthy: a page served by a node that died since fails over
+// to the others from that origin (docs/cluster.md, Failover).
+const hostMemory = time.Hour
+
+// clusterHosts are the host:port of the other nodes healthy now or within
+// hostMemory (web.Handler.ClusterHosts).
 func (s *Server) clusterHosts() []string {
-	var out []string
-	for _, n := range s.node.Nodes(time.Now()) {
+	now := time.Now()
+	s.hostsMu.Lock()
+	defer s.hostsMu.Unlock()
+	if s.hostsSeen == nil {
+		s.hostsSeen = map[string]time.Time{}
+	}
+	for _, n := range s.node.Nodes(now) {
 		if n.ID == s.node.ID() || !n.Healthy {
 			continue
 		}
 		if u, err := url.Parse(n.URL); err == nil && u.Host != "" {
-			out = append(out, u.Host)
+			s.hostsSeen[u.Host] = now
 		}
 	}
+	var out []string
+	for h, at := range s.hostsSeen {
+		if now.Sub(at) > hostMemory {
+			delete(s.hostsSeen, h)
+			continue
+		}
+		out = append(out, h)
+	}
+	sort.Strings(out)
 	return out
 }
 

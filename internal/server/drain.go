@@ -24,6 +24,7 @@ func (s *Server) Drain(ctx context.Context, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	s.log.Info("draining: no new participants", "timeout", timeout, "participants", s.hub.Sessions(), "rooms", len(s.hub.Rooms()))
 	s.hub.Drain(signal.Draining{Deadline: deadline.UTC().Format(time.RFC3339), Seconds: int((timeout + time.Second/2) / time.Second)})
+	s.redirectAll()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	tick := time.NewTicker(drainPoll)
@@ -54,4 +55,23 @@ func (s *Server) ready() (bool, string) {
 		return false, "draining"
 	}
 	return true, ""
+}
+
+// redirectAll moves a draining cluster node's participants to other bridges
+// (docs/cluster.md, Failover): each room's to the bridge selection gives it
+// without this node, so that the conference stays together. Clients follow the
+// redirect at once with their join; a room with nowhere to go drains as a
+// single node's does.
+func (s *Server) redirectAll() {
+	if s.node == nil || !s.cfg.Clustered() {
+		return
+	}
+	for _, rm := range s.hub.Rooms() {
+		rd := s.choose(rm.Name(), s.cfg.Region, s.node.ID())
+		if rd == nil {
+			continue
+		}
+		n := rm.Redirect(*rd)
+		s.log.Info("draining: participants sent to another bridge", "room", rm.Name(), "participants", n, "node", rd.Node, "reason", rd.Reason)
+	}
 }

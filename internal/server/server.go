@@ -55,6 +55,9 @@ type Server struct {
 	// redirects counts joins sent to another bridge.
 	node      *cluster.Node
 	redirects atomic.Uint64
+	// hostsSeen: other nodes' hosts and when last seen healthy (clusterHosts).
+	hostsMu   sync.Mutex
+	hostsSeen map[string]time.Time
 	relay     relayParts // the relay between bridges (relay.go)
 
 	// metricsHTTP serves /metrics on metrics-http (nil: /metrics is on http).
@@ -153,7 +156,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters, Estimates: s.estimates,
 	}
 	if cfg.Clustered() {
-		deps.Place = s.place
+		deps.Place, deps.Fallbacks = s.place, s.fallbacks
 	}
 	mainMetrics, err := s.setUpMetrics()
 	if err != nil {
@@ -183,7 +186,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 			s.sessions.Add(1)
 			defer s.sessions.Done()
 			// Sessions outlive the HTTP request's context: they end with the server.
-			session.ServeWith(s.sessionCtx, conn, deps, remote, session.Hints{Region: hints.Region, Bridge: hints.Bridge})
+			session.ServeWith(s.sessionCtx, conn, deps, remote, session.Hints{Region: hints.Region, Bridge: hints.Bridge, Lost: hints.Lost})
 		}}
 	if cfg.Clustered() {
 		h.ClusterHosts = s.clusterHosts

@@ -9,11 +9,12 @@ import (
 
 // Hints are what a client's WebSocket URL tells about where it belongs
 // (docs/cluster.md): its region (?region=) and the bridge a redirect sent it
-// to (?bridge=). Both are checked by the web layer; both only steer the
-// choice of bridge.
+// to (?bridge=), and the bridge it lost (?lost=, failover). All are checked by
+// the web layer; all only steer the choice of bridge.
 type Hints struct {
 	Region string
 	Bridge string
+	Lost   string
 }
 
 // errRedirected ends a session whose client was sent to another bridge.
@@ -30,11 +31,20 @@ func (s *Session) place(room string, claims *auth.Claims) error {
 	if claims != nil && claims.Region != "" {
 		region = claims.Region
 	}
-	rd := s.deps.Place(room, region, s.hints.Bridge)
+	s.region = region
+	rd := s.deps.Place(room, region, s.hints.Bridge, s.hints.Lost)
 	if rd == nil {
 		return nil
 	}
 	s.log.Info("redirected to another bridge", "room", room, "node", rd.Node, "region", rd.Region, "reason", rd.Reason)
 	s.Send(signal.TypeRedirect, *rd)
 	return errRedirected
+}
+
+// fallbacks are the welcome's node and fallback URLs (docs/cluster.md, Failover).
+func (s *Session) fallbacks() (string, []string) {
+	if s.deps.Fallbacks == nil {
+		return "", nil
+	}
+	return s.deps.Fallbacks(s.region)
 }

@@ -180,6 +180,7 @@ func (s *Session) join(j *signal.Join) error {
 		ICEServers:  s.iceServers(),
 		Permissions: &s.perms,
 	}
+	welcome.Node, welcome.Fallbacks = s.fallbacks()
 	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE}
 	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote)})
 	if err != nil {

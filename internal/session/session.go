@@ -60,8 +60,12 @@ type Deps struct {
 	// Place, when set (a cluster: docs/cluster.md), chooses the bridge for a
 	// join to room from a participant in region; bridge is the node a redirect
 	// named (the ?bridge= of the WebSocket URL). A non-nil redirect sends the
-	// client there instead of joining here.
-	Place func(room, region, bridge string) *signal.Redirect
+	// client there instead of joining here. lost is the bridge a failing-over
+	// client lost (?lost=): it is not chosen.
+	Place func(room, region, bridge, lost string) *signal.Redirect
+	// Fallbacks, when set (a cluster), gives the welcome this bridge's node id
+	// and the other nodes' signaling URLs for a participant of region.
+	Fallbacks func(region string) (node string, urls []string)
 	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
 	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
 	Estimates interface{ Observe(float64) }
@@ -101,6 +105,7 @@ type Session struct {
 
 	remote string // client IP address
 	hints  Hints  // what the WebSocket URL said (region, bridge)
+	region string // the participant's region as placed ("": the node's)
 
 	// Owned by the loop.
 	claims   *auth.Claims       // the verified token; nil in dev mode without one

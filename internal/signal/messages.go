@@ -117,6 +117,13 @@ type Welcome struct {
 	ICEServers   []ICEServer   `json:"iceServers"`
 	// Permissions granted by the token (all of them in dev mode).
 	Permissions *Permissions `json:"permissions,omitempty"`
+	// Node is the bridge serving the session (a cluster's node id; empty for a
+	// single node).
+	Node string `json:"node,omitempty"`
+	// Fallbacks are the other healthy nodes' signaling URLs, the bridge's
+	// region first, to rejoin through when this bridge stops answering
+	// (docs/cluster.md, Failover); each names this bridge with ?lost=.
+	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 
 // Error tells the client what went wrong; Fatal means the server closes right after.

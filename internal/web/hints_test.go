@@ -23,6 +23,8 @@ func TestWSHints(t *testing.T) {
 		{"region=eu-west&bridge=n0a1b2c3d4e5f", Hints{Region: "eu-west", Bridge: "n0a1b2c3d4e5f"}, true},
 		{"region=eu%20west", Hints{}, false},
 		{"bridge=../x", Hints{}, false},
+		{"lost=n0a1b2c3d4e5f&region=us", Hints{Region: "us", Lost: "n0a1b2c3d4e5f"}, true},
+		{"lost=a/b", Hints{}, false},
 		{"region=" + string(make([]byte, 33)), Hints{}, false},
 	} {
 		q, _ := url.ParseQuery(tc.query)

@@ -89,3 +89,62 @@ describe('a conference follows a redirect', () => {
     conf.leave();
   });
 });
+
+describe('failover (docs/cluster.md)', () => {
+  it('tries the bridge, then each fallback in turn, then the bridge again', async () => {
+    const { reconnectUrl, parseFallbacks } = await import('../src/protocol/redirect');
+    const b = 'ws://b/ws';
+    const f = ['ws://f1/ws?lost=b', 'ws://f2/ws?lost=b'];
+    expect([1, 2, 3, 4, 5, 6].map((n) => reconnectUrl(b, f, n))).toEqual([b, f[0], f[1], b, f[0], f[1]]);
+    expect(reconnectUrl(b, [], 7)).toBe(b);
+    expect(parseFallbacks(['ws://f1/ws', 'javascript:x', 'https://x/', 'nope'])).toEqual(['ws://f1/ws']);
+    expect(parseFallbacks(undefined)).toEqual([]);
+  });
+
+  it('rejoins through the welcome\'s fallbacks when the bridge dies, and keeps the node that welcomed it', async () => {
+    const { Conference } = await import('../src/protocol');
+    const { FakeClock, FakeWebSocket, FakePeerConnection } = await import('./fakes');
+    const sockets: InstanceType<typeof FakeWebSocket>[] = [];
+    const clock = new FakeClock();
+    const conf = new Conference({
+      room: 'standup',
+      name: 'Alice',
+      url: 'ws://node1:7880/ws',
+      clock,
+      createWebSocket: (url) => {
+        const ws = new FakeWebSocket(url);
+        sockets.push(ws);
+        return ws;
+      },
+      createPeerConnection: (cfg) => new FakePeerConnection(cfg),
+      logger: { debug: () => {}, warn: () => {} },
+    });
+    const welcome = (id: string, fallbacks: string[]) => ({
+      type: 'welcome', version: 1, id, room: 'standup', resume: { id, secret: 's' }, participants: [], iceServers: [], fallbacks,
+    });
+    conf.join();
+    sockets[0]!.open();
+    const f2 = 'ws://node2:7880/ws?lost=n1&region=us';
+    const f3 = 'ws://node3:7880/ws?lost=n1&region=us';
+    sockets[0]!.receive(welcome('pa', [f2, f3, 'javascript:alert(1)']));
+    // node1 is killed: its socket closes; the first retry goes to node1 (refused), the next to node2.
+    sockets[0]!.serverClose(1006);
+    clock.advance(300);
+    expect(sockets[1]!.url).toBe('ws://node1:7880/ws');
+    sockets[1]!.serverClose(1006);
+    clock.advance(600);
+    expect(sockets[2]!.url).toBe(f2);
+    sockets[2]!.open();
+    expect(sockets[2]!.sent[0]).toMatchObject({ type: 'join', room: 'standup', resume: { id: 'pa', secret: 's' } });
+    sockets[2]!.receive(welcome('pb', ['ws://node3:7880/ws?lost=n2']));
+    expect(conf.state).toBe('connected');
+    // Reconnects now start at node2, which welcomed us, then fail over to node3.
+    sockets[2]!.serverClose(1006);
+    clock.advance(300);
+    expect(sockets[3]!.url).toBe(f2);
+    sockets[3]!.serverClose(1006);
+    clock.advance(600);
+    expect(sockets[4]!.url).toBe('ws://node3:7880/ws?lost=n2');
+    conf.leave();
+  });
+});

@@ -47,7 +47,7 @@ import { Roster } from './roster';
 import { publishLocal, publishScreen } from './publish';
 import { RemoteMedia } from './remote';
 import { SendLayers } from './sendlayers';
-import { MAX_REDIRECTS, parseRedirect, withRegion, type RedirectMessage } from './redirect';
+import { MAX_REDIRECTS, parseFallbacks, parseRedirect, reconnectUrl, withRegion, type RedirectMessage } from './redirect';
 import { Session } from './session';
 import { stopScreenTransceivers } from './screen';
 import { inboundStats, outboundStats, uplinkEstimate, type ConferenceStats, type TrackRef } from './stats';
@@ -93,9 +93,15 @@ export class Conference {
   private everWelcomed = false;
   private terminal = false;
   private attempt = 0;
-  /** The bridge a cluster redirect sent us to (docs/cluster.md); redirects since the last welcome. */
+  /**
+   * The bridge: the URL a cluster redirect sent us to, or that last welcomed
+   * us (docs/cluster.md); redirects since the last welcome; the welcome's
+   * other nodes to fail over to; the URL of the session being opened.
+   */
   private redirectUrl: string | null = null;
   private redirects = 0;
+  private fallbacks: string[] = [];
+  private sessionUrl = '';
   private reconnectTimer: TimerHandle | null = null;
   private lastRtt: number | null = null;
 
@@ -539,7 +545,9 @@ export class Conference {
   // ---- session lifecycle ---------------------------------------------------
 
   private openSession(): void {
-    const url = this.redirectUrl ?? this.opts.url ?? withRegion(defaultSignalingUrl(), globalThis.location?.search ?? '');
+    const bridge = this.redirectUrl ?? this.opts.url ?? withRegion(defaultSignalingUrl(), globalThis.location?.search ?? '');
+    const url = reconnectUrl(bridge, this.fallbacks, this.attempt);
+    this.sessionUrl = url;
     let ws: WebSocketLike;
     try {
       ws = (this.opts.createWebSocket ?? browserWebSocket)(url);
@@ -742,6 +750,8 @@ export class Conference {
     this.everWelcomed = true;
     this.attempt = 0;
     this.redirects = 0;
+    this.redirectUrl = this.sessionUrl;
+    this.fallbacks = parseFallbacks(msg.fallbacks);
     this.ownId = msg.id;
     this.opts.e2ee?.setSelf(msg.id);
     this.resume = msg.resume;

@@ -446,6 +446,8 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
         resume: res,
         participants: ps.map(participant).filter((p): p is Participant => p !== undefined),
         iceServers: iceServers(v['iceServers']),
+        ...(typeof v['node'] === 'string' ? { node: v['node'] } : {}),
+        ...(Array.isArray(v['fallbacks']) ? { fallbacks: v['fallbacks'].filter((u): u is string => typeof u === 'string') } : {}),
       };
     }
     case 'offer':

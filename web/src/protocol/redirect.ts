@@ -2,6 +2,8 @@
  * Cluster redirects (docs/cluster.md, docs/protocol.md "Redirect"): a node that
  * is not the participant's bridge answers the join with `redirect` and closes;
  * the client joins again at the bridge's URL and keeps using it for reconnects.
+ * Failover: when the bridge stops answering, the client rejoins through the
+ * other nodes its welcome named (`fallbacks`).
  */
 import type * as wire from './generated/messages';
 
@@ -47,4 +49,29 @@ export function withRegion(url: string, pageSearch: string): string {
   const u = new URL(url);
   u.searchParams.set('region', region);
   return u.toString();
+}
+
+/**
+ * The URL of reconnect attempt `attempt` (1, 2, …) after a lost session: the
+ * bridge first (a short outage keeps the participant there, resumed), then
+ * each of the welcome's fallbacks in turn, then the bridge again, and so on.
+ */
+export function reconnectUrl(bridge: string, fallbacks: readonly string[], attempt: number): string {
+  if (attempt <= 1 || fallbacks.length === 0) return bridge;
+  const i = (attempt - 2) % (fallbacks.length + 1);
+  return fallbacks[i] ?? bridge;
+}
+
+/** The welcome's fallbacks that are ws(s) URLs. */
+export function parseFallbacks(list: readonly string[] | undefined): string[] {
+  const out: string[] = [];
+  for (const s of list ?? []) {
+    try {
+      const u = new URL(s);
+      if (u.protocol === 'ws:' || u.protocol === 'wss:') out.push(u.toString());
+    } catch {
+      // not a URL: skipped
+    }
+  }
+  return out;
 }

@@ -387,6 +387,17 @@ export interface Welcome {
   iceServers: ICEServer[];
   /** Permissions granted by the token (all of them in dev mode). */
   permissions?: Permissions;
+  /**
+   * Node is the bridge serving the session (a cluster's node id; empty for a
+   * single node).
+   */
+  node?: string;
+  /**
+   * Fallbacks are the other healthy nodes' signaling URLs, the bridge's
+   * region first, to rejoin through when this bridge stops answering
+   * (docs/cluster.md, Failover); each names this bridge with ?lost=.
+   */
+  fallbacks?: string[];
 }
 
 /** Error tells the client what went wrong; Fatal means the server closes right after. */
