@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/client"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -22,6 +25,7 @@ type participant struct {
 	spec ParticipantSpec
 	snd  *sender // nil for receive-only participants
 	recv *receiver
+	api  *webrtc.API // nil: the run's (set when the participant has its own delay)
 
 	connected  atomic.Bool
 	reconnects atomic.Uint64
@@ -109,8 +113,8 @@ func (p *participant) loop(ctx context.Context) {
 func (p *participant) dial(ctx context.Context, resume *signal.Resume) (*client.Client, *pubConn, error) {
 	var pub *pubConn
 	opts := client.Options{
-		URL: p.run.cfg.URL, Room: p.run.cfg.Room + p.spec.Room, Name: p.spec.Name, Token: p.run.cfg.Token,
-		Resume: resume, OnTrack: p.recv.onTrack, OnMessage: p.onMessage, API: p.run.api,
+		URL: cmp.Or(p.spec.URL, p.run.cfg.URL), Room: p.run.cfg.Room + p.spec.Room, Name: p.spec.Name, Token: p.run.cfg.Token,
+		Resume: resume, OnTrack: p.recv.onTrack, OnMessage: p.onMessage, API: cmp.Or(p.api, p.run.api),
 	}
 	if p.snd != nil {
 		// The connection's stream id is our participant id, known after welcome;

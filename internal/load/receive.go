@@ -163,6 +163,7 @@ func (r *receiver) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		if src := r.run.sourceOf(t.source); src != nil {
 			if at, ok := src.sent.sentAt(h.Timestamp); ok {
 				r.run.audioLatency.Record(time.Duration(now.UnixNano() - at))
+				r.run.audioLatencySum.Add(now.UnixNano() - at)
 			}
 		}
 	}

@@ -38,8 +38,9 @@ type Totals struct {
 	WaitingForKeyframe int
 	LongestWait        time.Duration
 
-	KeyframeWaits latency.Snapshot // announcement → first keyframe, per video
-	AudioLatency  latency.Snapshot // sender's write → receiver's read (same process)
+	KeyframeWaits   latency.Snapshot // announcement → first keyframe, per video
+	AudioLatency    latency.Snapshot // sender's write → receiver's read (same process)
+	AudioLatencySum time.Duration    // of the same: with AudioLatency.Count(), the mean
 }
 
 // Totals reads the counters.
@@ -93,6 +94,7 @@ func (r *Run) Totals() Totals {
 	}
 	t.KeyframeWaits = r.keyframeWaits.Snapshot()
 	t.AudioLatency = r.audioLatency.Snapshot()
+	t.AudioLatencySum = time.Duration(r.audioLatencySum.Load())
 	return t
 }
 
@@ -224,11 +226,21 @@ type Reception struct {
 	Source   string
 	Kind     string // "audio" or "video"
 	Height   int    // video: the frame height of the newest keyframe (0 before one)
+	// Packets and Bytes (RTP header and payload) the stream brought so far;
+	// Expected and Received, its sequence numbers spanned and counted (loss).
+	Packets, Bytes     uint64
+	Expected, Received uint64
 }
 
 // Receptions lists what every participant is receiving now, one entry per
 // receiver, source and kind (the newest stream where a reconnection left two).
-func (r *Run) Receptions() []Reception {
+func (r *Run) Receptions() []Reception { return r.receptions(true) }
+
+// Streams is Receptions with the streams idle now too (paused, or out of
+// Last N): with Packets and Bytes, what each brought over a window.
+func (r *Run) Streams() []Reception { return r.receptions(false) }
+
+func (r *Run) receptions(activeOnly bool) []Reception {
 	now := time.Now().UnixNano()
 	type key struct{ recv, src, kind string }
 	newest := map[key]int64{}
@@ -239,14 +251,15 @@ func (r *Run) Receptions() []Reception {
 	for _, p := range r.parts {
 		for _, x := range p.recv.tracks {
 			last := x.last.Load()
-			if now-last >= int64(activeWindow) {
+			if activeOnly && now-last >= int64(activeWindow) {
 				continue
 			}
 			k := key{p.spec.Name, r.nameOf(x.source), "audio"}
 			if x.video {
 				k.kind = "video"
 			}
-			rec := Reception{Receiver: k.recv, Source: k.src, Kind: k.kind}
+			rec := Reception{Receiver: k.recv, Source: k.src, Kind: k.kind, Packets: x.packets.Load(), Bytes: x.bytes.Load(),
+				Expected: x.expected.Load(), Received: x.received.Load()}
 			if x.video {
 				rec.Height = int(x.height.Load())
 			}

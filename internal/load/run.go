@@ -71,10 +71,11 @@ type Run struct {
 	tracksMu sync.Mutex // guards every receiver's tracks and retired
 	retired  rxTotals   // counts of tracks that ended (reconnects)
 
-	keyframeWaits latency.Histogram // forwarded announcement → first keyframe
-	audioLatency  latency.Histogram // sender's write → receiver's read, audio
-	dialErrors    atomic.Uint64
-	lastError     atomic.Pointer[string]
+	keyframeWaits   latency.Histogram // forwarded announcement → first keyframe
+	audioLatency    latency.Histogram // sender's write → receiver's read, audio
+	audioLatencySum atomic.Int64      // of the same, ns (for the exact mean)
+	dialErrors      atomic.Uint64
+	lastError       atomic.Pointer[string]
 }
 
 // Start joins the participants (spaced by JoinInterval) and starts the speech
@@ -89,7 +90,7 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	if cfg.Speech == "" {
 		cfg.Speech = SpeechRealistic
 	}
-	api, err := newAPI(!cfg.NoNACK, !cfg.NoFeedback)
+	api, err := newAPI(!cfg.NoNACK, !cfg.NoFeedback, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +98,9 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	for i, spec := range cfg.Participants {
 		p, err := newParticipant(r, spec, i)
+		if err == nil && spec.Delay > 0 {
+			p.api, err = newAPI(!cfg.NoNACK, !cfg.NoFeedback, spec.Delay)
+		}
 		if err != nil {
 			r.Close()
 			return nil, err
@@ -233,7 +237,10 @@ func (r *Run) LastError() string {
 // feedback) transport-wide congestion control feedback (the transport-cc RTCP
 // every 100 ms that the SFU's bandwidth estimator runs on). Our own code answers
 // NACKs (pion's responder is left out).
-func newAPI(nacks, twccFeedback bool) (*webrtc.API, error) {
+//
+// delay, when positive, holds every media datagram sent and received that long
+// (delayNet): the participant's one-way delay to its bridge.
+func newAPI(nacks, twccFeedback bool, delay time.Duration) (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}
 	feedback := []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}, {Type: "ccm", Parameter: "fir"}, {Type: webrtc.TypeRTCPFBTransportCC}}
 	codecs := []struct {
@@ -298,5 +305,12 @@ func newAPI(nacks, twccFeedback bool) (*webrtc.API, error) {
 	var s webrtc.SettingEngine
 	s.SetIncludeLoopbackCandidate(true)
 	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	if delay > 0 {
+		n, err := newDelayNet(delay)
+		if err != nil {
+			return nil, err
+		}
+		s.SetNet(n)
+	}
 	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(reg), webrtc.WithSettingEngine(s)), nil
 }

@@ -38,6 +38,12 @@ type ParticipantSpec struct {
 	// Room, when set, is appended to the run's room name: the participant
 	// joins that room (Replicate's copies of a scenario).
 	Room string
+	// URL, when set, is the signaling WebSocket this participant joins at
+	// instead of the run's (participants spread over a cluster's bridges).
+	URL string
+	// Delay, when positive, holds every media datagram the participant sends
+	// and receives this long: its one-way delay to its bridge (WAN emulation).
+	Delay time.Duration
 }
 
 func (s ParticipantSpec) sourceConfig(dtx bool) (sourceConfig, error) {
