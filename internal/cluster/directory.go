@@ -123,6 +123,20 @@ func (n *Node) Bridges(room string, now time.Time) []RoomEntry {
 	return out
 }
 
+// RoomEntries are every bridge's entry for room still in the directory, a
+// dead bridge's included until they expire (a failover takes the room's
+// settings from them), sorted by node.
+func (n *Node) RoomEntries(room string) []RoomEntry {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []RoomEntry
+	for _, e := range n.rooms[room] {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
 // Rooms lists every room in the directory with its healthy bridges.
 func (n *Node) Rooms(now time.Time) map[string][]RoomEntry {
 	n.mu.Lock()

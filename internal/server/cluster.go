@@ -174,6 +174,28 @@ func (s *Server) fallbacks(region string) (string, []string) {
 	return self, urls
 }
 
+// inherit is the settings a room opening here takes from its entries at
+// other bridges, a dead one's included (session.Deps.Inherit): the room state
+// lives in the cluster, so a failover or a split keeps Last N, the stage and
+// the E2EE requirement. The entry of the bridge with the most participants
+// wins. nil: no other bridge has the room.
+func (s *Server) inherit(roomName string) *signal.RoomSettings {
+	var best *cluster.RoomEntry
+	for _, e := range s.node.RoomEntries(roomName) {
+		if e.Node == s.node.ID() {
+			continue
+		}
+		if best == nil || e.Participants > best.Participants {
+			best = &e
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	lastN, e2ee := best.LastN, best.E2EERequired
+	return &signal.RoomSettings{LastN: &lastN, OnStage: best.OnStage, E2EERequired: &e2ee}
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -17,7 +17,8 @@ import (
 // the bridge; a join carrying ?lost= is never sent back to that bridge (the
 // registry still takes it for healthy for a TTL after it dies); and a
 // draining bridge redirects its participants to another bridge, so the drain
-// ends as soon as they follow, long before its timeout.
+// ends as soon as they follow, long before its timeout; the room opens at
+// the new bridge with the settings the directory holds.
 func TestFailoverHintsAndDrain(t *testing.T) {
 	nodes := startClusterOf(t, "us", "us", "eu")
 	within(t, 10*time.Second, "every node's registry lists the three", func() bool {
@@ -74,8 +75,21 @@ func TestFailoverHintsAndDrain(t *testing.T) {
 		t.Fatalf("a join naming the lost bridge: %s %s, want a welcome", typ, frame)
 	}
 
+	// Last N 2 set at the bridge reaches the directory.
+	rm, ok := bridge.Hub().Room("fo")
+	if !ok {
+		t.Fatal("the bridge has no room fo")
+	}
+	two := 2
+	rm.UpdateSettings(signal.RoomSettings{LastN: &two})
+	within(t, 5*time.Second, "the other us node's directory has fo with Last N 2", func() bool {
+		b := otherUS.Node().Bridges("fo", time.Now())
+		return len(b) == 1 && b[0].LastN == 2
+	})
+
 	// The bridge drains: Ann is sent to the other us node, follows, and the
-	// drain ends when her old session does.
+	// drain ends when her old session does. The room opens there with the
+	// settings of the directory (Last N 2, not the default 8).
 	drained := make(chan time.Duration, 1)
 	go func() {
 		start := time.Now()
@@ -102,7 +116,9 @@ func TestFailoverHintsAndDrain(t *testing.T) {
 	if got := ann2.Snapshot().Node; got != otherUS.Node().ID() {
 		t.Errorf("Ann rejoined at %q, want %s", got, otherUS.Node().ID())
 	}
-	if _, ok := otherUS.Hub().Room("fo"); !ok {
+	if rm, ok := otherUS.Hub().Room("fo"); !ok {
 		t.Error("the other us node does not serve fo")
+	} else if n := rm.Settings().LastN; n != 2 {
+		t.Errorf("fo at the other us node has Last N %d, want 2 from the directory", n)
 	}
 }

@@ -156,7 +156,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters, Estimates: s.estimates,
 	}
 	if cfg.Clustered() {
-		deps.Place, deps.Fallbacks = s.place, s.fallbacks
+		deps.Place, deps.Fallbacks, deps.Inherit = s.place, s.fallbacks, s.inherit
 	}
 	mainMetrics, err := s.setUpMetrics()
 	if err != nil {

@@ -182,9 +182,15 @@ func (s *Session) join(j *signal.Join) error {
 	}
 	welcome.Node, welcome.Fallbacks = s.fallbacks()
 	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE}
+	_, existed := s.deps.Hub.Room(j.Room)
 	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote)})
 	if err != nil {
 		return joinError(err, s.deps.Limits)
+	}
+	if !existed && s.deps.Inherit != nil {
+		if c := s.deps.Inherit(j.Room); c != nil {
+			r.UpdateSettings(*c)
+		}
 	}
 	s.room = r
 	// Tracks the room subscribes us to are queued work: the connections exist

@@ -66,6 +66,9 @@ type Deps struct {
 	// Fallbacks, when set (a cluster), gives the welcome this bridge's node id
 	// and the other nodes' signaling URLs for a participant of region.
 	Fallbacks func(region string) (node string, urls []string)
+	// Inherit, when set (a cluster), gives the settings a room that a join
+	// opens here takes from the cluster's directory (nil: none).
+	Inherit func(room string) *signal.RoomSettings
 	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
 	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
 	Estimates interface{ Observe(float64) }
