@@ -344,6 +344,9 @@ func (c *Client) Close() {
 	c.wg.Wait()
 }
 
+// URL is the signaling URL the client joined at (a redirect's, after Join).
+func (c *Client) URL() string { return c.opts.URL }
+
 // Leave says leave, then closes.
 func (c *Client) Leave() {
 	_ = c.Send(signal.TypeLeave, struct{}{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -43,4 +44,35 @@ func Join(ctx context.Context, opts Options, urls ...string) (*Client, error) {
 		}
 	}
 	return nil, fmt.Errorf("no node welcomed the client: %w", errors.Join(errs...))
+}
+
+// Failover rejoins after the session at bridge was lost, as the web client
+// does (web/src/protocol/redirect.ts, reconnectUrl): attempt n waits
+// min(300 ms·2^(n-1), 3 s), then tries the bridge first, each of the lost
+// welcome's fallbacks in turn, then the bridge again. Redirects are followed.
+func Failover(ctx context.Context, opts Options, bridge string, fallbacks []string) (*Client, error) {
+	for attempt := 1; ; attempt++ {
+		delay := min(300*time.Millisecond<<(attempt-1), 3*time.Second)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		if c, err := Join(ctx, opts, ReconnectURL(bridge, fallbacks, attempt)); err == nil {
+			return c, nil
+		}
+	}
+}
+
+// ReconnectURL is the URL of reconnect attempt n (1, 2, …): the bridge, then
+// each fallback in turn, then the bridge again (as redirect.ts's).
+func ReconnectURL(bridge string, fallbacks []string, attempt int) string {
+	if attempt <= 1 || len(fallbacks) == 0 {
+		return bridge
+	}
+	i := (attempt - 2) % (len(fallbacks) + 1)
+	if i < len(fallbacks) {
+		return fallbacks[i]
+	}
+	return bridge
 }
