@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func startProcessCluster(t *testing.T, regions ...string) []*node {
 		httpPort := freePort(t, "tcp")
 		n := &node{name: fmt.Sprintf("%s%d", region, i), base: fmt.Sprintf("http://127.0.0.1:%d/", httpPort), args: []string{"serve",
 			"--http", fmt.Sprintf("127.0.0.1:%d", httpPort), "--udp-port", "0", "--tcp-port", "0", "--media-ip", "127.0.0.1",
-			"--p2p=false", "--joins-per-ip", "0", "--drain-timeout", "1s",
+			"--p2p=false", "--joins-per-ip", "0", "--drain-timeout", "30s",
 			"--region", region, "--cluster-listen", routes[i], "--cluster-peers", strings.Join(peers, ","),
 			"--relay-port", fmt.Sprint(freePort(t, "udp"))}}
 		n.start(t)
@@ -146,7 +147,8 @@ func mediaFrom(c *client.Client, ids ...string) (time.Time, bool) {
 // 5 s of the kill, the room's Last N carried over from the directory; the eu
 // participants' sessions go on, and the media between them never stops for
 // more than 1 s. The killed node restarts with the same flags and every node
-// counts three nodes again.
+// counts three nodes again. Then SIGTERM drains the node serving the four:
+// they are redirected to the restarted node and it exits once they have left.
 func TestFailoverSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three podium processes")
@@ -365,6 +367,53 @@ func TestFailoverSIGKILL(t *testing.T) {
 		return slices.Equal(got, []int{3, 3, 3}), fmt.Sprint(got)
 	})
 	t.Logf("the restarted node rejoined the cluster %v after its start", time.Since(restarted).Round(time.Millisecond))
+
+	// Drain: SIGTERM to the node now serving the four redirects them to another
+	// bridge (the restarted us node); they follow, and the node exits as soon
+	// as they have left, long before its 30 s drain timeout.
+	var moved []*client.Client
+	for _, r := range results {
+		moved = append(moved, r.c)
+	}
+	termed := time.Now()
+	if err := survivor.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan time.Duration, 1)
+	go func() { _ = survivor.cmd.Wait(); exited <- time.Since(termed) }()
+	for i, c := range moved {
+		if err := c.Wait(ctx, func(s *client.State) bool { return s.Redirect != nil }); err != nil {
+			t.Fatalf("%s: no redirect from the draining node: %v", usNames[i], err)
+		}
+		rd := c.Snapshot().Redirect
+		if !strings.HasPrefix(rd.URL, victim.ws()) {
+			t.Errorf("%s sent to %s, want the restarted us node %s", usNames[i], rd.URL, victim.ws())
+		}
+		st := c.Snapshot()
+		nc, err := client.Join(ctx, client.Options{Room: room, Name: usNames[i], Publish: true, Resume: &st.Resume}, rd.URL)
+		if err != nil {
+			t.Fatalf("%s follows the drain redirect: %v", usNames[i], err)
+		}
+		t.Cleanup(nc.Close)
+		c.Close()
+		moved[i] = nc
+	}
+	select {
+	case d := <-exited:
+		t.Logf("the drained node exited %v after SIGTERM", d.Round(time.Millisecond))
+		if d > 10*time.Second {
+			t.Errorf("the drained node exited %v after SIGTERM, want well within its 30 s drain timeout", d)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the drained node did not exit within 20 s of SIGTERM (its participants left)")
+	}
+	for i, c := range moved {
+		eventually(t, 10*time.Second, usNames[i]+" receives Bob's and Dan's media on the restarted node", func() (bool, string) {
+			_, ok := mediaFrom(c, bobID, danID)
+			return ok, usNames[i]
+		})
+	}
+	t.Logf("the four receive Bob and Dan on the restarted node %v after SIGTERM", time.Since(termed).Round(time.Millisecond))
 }
 
 // wsStatus is the HTTP status of a WebSocket handshake to ws from origin.
