@@ -145,6 +145,11 @@ describe('failover (docs/cluster.md)', () => {
     sockets[3]!.serverClose(1006);
     clock.advance(600);
     expect(sockets[4]!.url).toBe('ws://node3:7880/ws?lost=n2');
+    // The fallback sends us on to another bridge: followed at once, not the fallback again.
+    sockets[4]!.open();
+    const elsewhere = 'ws://node4:7880/ws?bridge=n4&region=us';
+    sockets[4]!.receive({ type: 'redirect', url: elsewhere, node: 'n4', region: 'us', reason: 'conference-bridge-in-region' });
+    expect(sockets[5]!.url).toBe(elsewhere);
     conf.leave();
   });
 });

@@ -544,9 +544,10 @@ export class Conference {
 
   // ---- session lifecycle ---------------------------------------------------
 
-  private openSession(): void {
+  /** Opens a session at `redirect`, else at the bridge or the fallback this attempt tries. */
+  private openSession(redirect?: string): void {
     const bridge = this.redirectUrl ?? this.opts.url ?? withRegion(defaultSignalingUrl(), globalThis.location?.search ?? '');
-    const url = reconnectUrl(bridge, this.fallbacks, this.attempt);
+    const url = redirect ?? reconnectUrl(bridge, this.fallbacks, this.attempt);
     this.sessionUrl = url;
     let ws: WebSocketLike;
     try {
@@ -604,7 +605,7 @@ export class Conference {
     }
     this.log.debug(`redirected to bridge ${rd.node} (region ${rd.region}: ${rd.reason})`);
     this.redirectUrl = rd.url;
-    this.openSession();
+    this.openSession(rd.url);
   }
 
   /** The session is dead but the conference is not: start over with backoff. */
