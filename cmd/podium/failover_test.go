@@ -237,9 +237,9 @@ func TestFailoverSIGKILL(t *testing.T) {
 		_, ok2 := mediaFrom(dan, bobID)
 		return ok1 && ok2, "Bob and Dan"
 	})
-	// The bridge puts its room entry, with the new Last N, at its next
-	// heartbeat (every 2 s): a change younger than that dies with it.
-	time.Sleep(2500 * time.Millisecond)
+	// An admin change is put in the directory at once (Admin.Changed), not at
+	// the bridge's next heartbeat (every 2 s); 300 ms for it to spread.
+	time.Sleep(300 * time.Millisecond)
 
 	// Bob's receiving of Dan, sampled through the failover: the longest silence.
 	var gapMu sync.Mutex

@@ -176,7 +176,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log, Node: s.node.ID()}
 	if cfg.Clustered() {
-		admin.Remote = s.remoteParticipants
+		admin.Remote, admin.Changed = s.remoteParticipants, s.node.Touch
 	}
 	s.broadcast = &broadcast.Handler{Engine: engine, Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log,
 		ClientIP: func(r *http.Request) string { return web.ClientIP(r, cfg.TrustProxy) }, Joins: deps.Joins, Meter: opts.Meter}

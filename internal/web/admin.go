@@ -31,6 +31,10 @@ type Admin struct {
 	// room's other bridges for their participants (docs/cluster.md).
 	Node   string
 	Remote func(ctx context.Context, room string) []Bridge
+	// Changed, set in a cluster, is told a room's settings changed here: the
+	// directory is written at once, not at the next heartbeat (a failover
+	// takes the settings from it).
+	Changed func()
 }
 
 // maxAdminBody bounds a request body.
@@ -248,6 +252,9 @@ func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired, P2P: p.P2P})
+	if a.Changed != nil {
+		a.Changed()
+	}
 	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage,
 		"e2eeRequired", p.E2EERequired, "p2p", p.P2P, "unencrypted", unencrypted)
 	if st, ok := a.stats(w, rm); ok {
