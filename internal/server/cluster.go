@@ -90,6 +90,9 @@ func (s *Server) Node() *cluster.Node { return s.node }
 // registry marks it so only a TTL after its last heartbeat.
 func (s *Server) place(roomName, region, bridge, lost string) *signal.Redirect {
 	self := s.node.ID()
+	if s.draining.Load() { // another bridge, if there is one; else the join is refused as draining
+		return s.choose(roomName, region, self)
+	}
 	if bridge == self || lost == self { // a redirect sent the client here; or it lost us, yet reached us
 		if _, here := s.hub.Room(roomName); !here {
 			time.AfterFunc(100*time.Millisecond, s.node.Touch) // see below

@@ -66,6 +66,7 @@ func (s *Server) redirectAll() {
 	if s.node == nil || !s.cfg.Clustered() {
 		return
 	}
+	s.node.Touch() // the registry says draining now: others stop sending joins here
 	for _, rm := range s.hub.Rooms() {
 		rd := s.choose(rm.Name(), s.cfg.Region, s.node.ID())
 		if rd == nil {

@@ -101,6 +101,10 @@ func TestFailoverHintsAndDrain(t *testing.T) {
 	if rd.Node != otherUS.Node().ID() || rd.Region != "us" {
 		t.Fatalf("drain redirect %+v, want %s, the other us node", rd, otherUS.Node().ID())
 	}
+	// A join reaching the draining bridge meanwhile is sent on, not refused.
+	if typ, frame := joinProbe(t, bridgeWSURLFor(t, bridge), "fo", "late"); typ != signal.TypeRedirect || !strings.Contains(string(frame), otherUS.Node().ID()) {
+		t.Errorf("a join at the draining bridge: %s %s, want a redirect to %s", typ, frame, otherUS.Node().ID())
+	}
 	ann2, err := client.Join(ctx, client.Options{Room: "fo", Name: "Ann", Publish: true, Resume: &st.Resume}, rd.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -121,4 +125,14 @@ func TestFailoverHintsAndDrain(t *testing.T) {
 	} else if n := rm.Settings().LastN; n != 2 {
 		t.Errorf("fo at the other us node has Last N %d, want 2 from the directory", n)
 	}
+}
+
+// bridgeWSURLFor is s's signaling URL naming s as the bridge (as a redirect's).
+func bridgeWSURLFor(t *testing.T, s *Server) string {
+	t.Helper()
+	u, err := bridgeWSURL(s.URL(), "us", s.Node().ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
