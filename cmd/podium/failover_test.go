@@ -139,6 +139,24 @@ func mediaFrom(c *client.Client, ids ...string) (time.Time, bool) {
 	return last, true
 }
 
+// missingMedia says which of ids' audio or video (from a keyframe) c lacks.
+func missingMedia(c *client.Client, ids ...string) string {
+	st := c.Snapshot()
+	var out []string
+	for _, id := range ids {
+		for _, kind := range []string{"audio", "video"} {
+			tr := st.Tracks[kind+"-"+id]
+			switch {
+			case tr == nil:
+				out = append(out, kind+"-"+id+" absent")
+			case tr.Packets == 0 || (kind == "video" && tr.Keyframes == 0):
+				out = append(out, fmt.Sprintf("%s-%s %d packets, %d keyframes", kind, id, tr.Packets, tr.Keyframes))
+			}
+		}
+	}
+	return fmt.Sprintf("%s lacks %v (forwarded %v)", st.ID, out, st.Forwarded)
+}
+
 // TestFailoverSIGKILL is issue 15's failover test with real processes: three
 // nodes (us, us, eu) with the relay; four participants on one us bridge, two
 // on the eu one. The us bridge is killed with SIGKILL mid-call. Its
@@ -325,9 +343,9 @@ func TestFailoverSIGKILL(t *testing.T) {
 			usNames[i], r.welcomed.Sub(killed).Round(time.Millisecond), took.Round(time.Millisecond))
 		worst = max(worst, took)
 	}
-	eventually(t, 10*time.Second, "Bob receives them all again", func() (bool, string) {
+	eventually(t, 20*time.Second, "Bob receives them all again", func() (bool, string) {
 		_, ok := mediaFrom(bob, newIDs...)
-		return ok, "Bob"
+		return ok, missingMedia(bob, newIDs...)
 	})
 	bobAt, _ := mediaFrom(bob, newIDs...)
 	t.Logf("Bob receives the %d new sessions %v after the kill", len(newIDs), bobAt.Sub(killed).Round(time.Millisecond))
