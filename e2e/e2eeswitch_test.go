@@ -9,7 +9,7 @@ import (
 // What the SFU decides from what E2EE leaves clear still works with it on
 // (docs/e2ee.md): three Chromiums with one passphrase. Simulcast: the viewer
 // shows a 720p sender small (decodes 320x180 of its colour), then large
-// (1280x720 within 2 s, no freeze), then small again. Last N 1 at the viewer
+// (1280x720 within 4 s, no freeze), then small again. Last N 1 at the viewer
 // follows the speaker: the sender speaks, then falls silent as Other speaks;
 // the viewer then decodes only Other, whose colour its tile shows.
 func TestE2EESimulcastAndLastN(t *testing.T) {
@@ -39,10 +39,15 @@ func TestE2EESimulcastAndLastN(t *testing.T) {
 	t.Log("small: the viewer decodes 320x180 of the encrypted sender, its colour")
 
 	stage(viewer, fmt.Sprintf(`window.podium.stage(%q)`, senderWho.ID))
-	took, ok := reaches(viewer, senderWho.ID, 1280, 720, 2*time.Second)
+	// What is judged here is that E2EE leaves the switch possible; how fast
+	// a switch is, with the viewer's estimate probed ahead, is
+	// TestSimulcastFollowsWhatTheReceiverShows's (1 s). This one asks a few
+	// seconds after the joins, before probing ahead is done: 0.14–1.83 s in
+	// four runs on an idle box, over 2 s once in CI.
+	took, ok := reaches(viewer, senderWho.ID, 1280, 720, 4*time.Second)
 	if !ok {
 		v, err := viewer.videoFrom(senderWho.ID)
-		t.Fatalf("viewer did not decode 1280x720 of the encrypted sender within 2 s: %+v (%v)", v, err)
+		t.Fatalf("viewer did not decode 1280x720 of the encrypted sender within 4 s: %+v (%v)", v, err)
 	}
 	t.Logf("large: decodes 1280x720 %v after asking", took.Round(time.Millisecond))
 	within(t, "viewer's large tile of the sender shows the sender", 2*time.Second, func() (bool, string) { return showsWho(viewer, senderWho) })
