@@ -457,6 +457,13 @@ func (a *Allocator) decide(now time.Time, src *Source, i, video int) Allocation 
 		if !now.Before(due) {
 			k = a.up[i]
 			st.pending = false
+			if !st.lastFail.IsZero() && float64(video) >= newGround*float64(st.failVideo) {
+				// On new ground the old failures' back-off is history: if
+				// this upgrade fails too (a top layer's keyframe burst into
+				// a 100 ms queue undid one at 3.5 Mb/s beside no traffic),
+				// the next try waits 2 × Dwell, not 30 s.
+				st.dwell = a.cfg.Dwell
+			}
 			st.lastUp, st.upVideo, st.upRate = now, video, lad[k].rate
 		} else if a.next.IsZero() || due.Before(a.next) {
 			a.next = due

@@ -270,6 +270,20 @@ func TestBackoffNotOnNewGround(t *testing.T) {
 	if now-start != cfg.Dwell {
 		t.Errorf("top layer %v after the estimate came back at 3.3 Mb/s, want the plain dwell %v", now-start, cfg.Dwell)
 	}
+	// That upgrade undone by its own keyframe burst (the estimate dips to
+	// 2 Mb/s for a moment): the next try waits 2 × Dwell, not the 30 s the
+	// failures at a few hundred kb/s had built up.
+	now += 500 * time.Millisecond
+	if p := alloc(2_000_000); p == (pick{2, 2}) {
+		t.Fatalf("still on the top layer at 2 Mb/s")
+	}
+	start = now
+	for alloc(3_300_000) != (pick{2, 2}) {
+		now += 100 * time.Millisecond
+	}
+	if took := now - start; took > 2*cfg.Dwell+time.Second {
+		t.Errorf("top layer again %v after the failed upgrade on new ground, want about 2 × Dwell (%v)", took, 2*cfg.Dwell)
+	}
 }
 
 // A source shown larger (pinned, on stage) is upgraded at once when bandwidth
