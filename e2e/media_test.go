@@ -100,6 +100,9 @@ func mediaFile(t *testing.T, name string, args ...string) string {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(nodeEnv) != "" { // a node process of TestFailoverInTheBrowser
+		os.Exit(runNode())
+	}
 	code := m.Run()
 	if mediaDir.path != "" {
 		_ = os.RemoveAll(mediaDir.path)
