@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/server"
+	"github.com/podium-sfu/podium/internal/signal"
 	"github.com/podium-sfu/podium/web"
 )
 
@@ -141,6 +144,32 @@ func (n *nodeProc) metric(name string) int {
 	return -1
 }
 
+// placedElsewhere reports whether a join to room at n now would be redirected
+// (a plain WebSocket join, closed at once).
+func placedElsewhere(t *testing.T, n *nodeProc, room string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(n.base, "http")+"ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	join, _ := json.Marshal(map[string]any{"type": "join", "version": signal.Version, "room": room, "name": "probe"})
+	if err := conn.Write(ctx, websocket.MessageText, join); err != nil {
+		t.Fatal(err)
+	}
+	_, frame, err := conn.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(frame, &head)
+	return head.Type == signal.TypeRedirect
+}
+
 // hasMedia: b receives audio and decodes video of id on its current session.
 func hasMedia(b *Browser, id string) (bool, string) {
 	rows, err := b.inbound()
@@ -160,7 +189,8 @@ func hasMedia(b *Browser, id string) (bool, string) {
 
 // TestFailoverInTheBrowser is issue 15's failover browser test: three node
 // processes (us, us, eu) with the relay; Ann (us) and Bob (eu) in a call, on
-// different bridges. Ann's bridge is killed with SIGKILL. Her page fails over
+// different bridges. Ann's bridge, which served her page unless load moved
+// between a probe and her join, is killed with SIGKILL. Her page fails over
 // by itself (the bridge, then its welcome's fallbacks): she is back in the
 // conference on the other us node, receiving Bob's audio and decoding his
 // video, within 5 s of the kill; Bob's session goes on (same id) and he shows
@@ -172,7 +202,14 @@ func TestFailoverInTheBrowser(t *testing.T) {
 	ann.withMicrophone(true)
 	bob := launch(t, "Bob", camera(t, green, 320, 180), autoplay)
 	bob.withMicrophone(false)
-	annWho := who{Name: "Ann", ID: ann.join(nodes[0].base+room+"?video=320x180&name=", "Ann"), Colour: red}
+	// Ann's page from the node that will likely be her bridge, so that the
+	// kill also takes the page's origin: her page then fails over to another
+	// origin.
+	entry := nodes[0]
+	if placedElsewhere(t, nodes[0], room) {
+		entry = nodes[1]
+	}
+	annWho := who{Name: "Ann", ID: ann.join(entry.base+room+"?video=320x180&name=", "Ann"), Colour: red}
 	bobWho := who{Name: "Bob", ID: bob.join(nodes[2].base+room+"?video=320x180&name=", "Bob"), Colour: green}
 	within(t, "Ann shows Bob", 20*time.Second, func() (bool, string) { return showsWho(ann, bobWho) })
 	within(t, "Bob shows Ann", 20*time.Second, func() (bool, string) { return showsWho(bob, annWho) })
@@ -189,7 +226,8 @@ func TestFailoverInTheBrowser(t *testing.T) {
 		}
 		return true, ""
 	})
-	t.Logf("Ann's page is from us0; her bridge is %s", map[bool]string{true: "us0 (the page's origin dies)", false: "us1"}[bridge == nodes[0]])
+	// Load can move between the probe and the join (CPU in 10 % steps).
+	t.Logf("Ann's bridge %s the node that served her page", map[bool]string{true: "is", false: "is not"}[bridge == entry])
 
 	if err := bob.eval(`(() => { window.__reconnects = 0; window.podium.conference.on('reconnecting', () => window.__reconnects++); return true; })()`, nil); err != nil {
 		t.Fatal(err)
