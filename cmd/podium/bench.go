@@ -28,6 +28,11 @@ Usage:
                                  forwarder (recvmmsg, AES-128-GCM, UDP GSO, sendmmsg); bench
                                  forward measures it too and prints x_floor
   podium bench lastn [flags]     the Last N paper's experiments: CSV, SVG plots, markdown summary
+  podium bench cascade [flags]   one conference over several clustered bridges (in this process),
+                                 the relay hop lossy: relay traffic against what Last N needs and
+                                 Jitsi Octo's all-encodings baseline, loss after repair; checked
+  podium bench wan [flags]       thesis Table 8.1's RTTs emulated on client↔bridge and bridge↔bridge
+                                 paths: audio mouth-to-ear for single bridge, Algorithm 3, ours
 
 The server runs as a child process (this binary, "podium bench sfu") on loopback with
 free ports, so its CPU time and memory are measured alone. docs/performance.md and
@@ -37,7 +42,7 @@ docs/lastn.md have the results and the commands that made them.
 func benchCommand(args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, benchUsage)
-		return errors.New("bench: which one? forward, floor or lastn")
+		return errors.New("bench: which one? forward, floor, lastn, cascade or wan")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -48,6 +53,10 @@ func benchCommand(args []string) error {
 		return benchLastN(ctx, args[1:])
 	case "floor":
 		return benchFloor(ctx, args[1:])
+	case "cascade":
+		return benchCascade(ctx, args[1:])
+	case "wan":
+		return benchWAN(ctx, args[1:])
 	case "sfu": // the child server; see bench.ChildMain
 		return bench.ChildMain(args[1:], os.Stdin, os.Stdout)
 	case "floorfwd": // the floor's forwarder child; see bench.FloorChildMain
@@ -56,7 +65,7 @@ func benchCommand(args []string) error {
 		fmt.Print(benchUsage)
 		return nil
 	}
-	return fmt.Errorf("bench: unknown benchmark %q (forward, floor or lastn)", args[0])
+	return fmt.Errorf("bench: unknown benchmark %q (forward, floor, lastn, cascade or wan)", args[0])
 }
 
 func benchForward(ctx context.Context, args []string) error {
@@ -209,4 +218,64 @@ func joinInts(vs []int) string {
 		s[i] = strconv.Itoa(v)
 	}
 	return strings.Join(s, ",")
+}
+
+func benchCascade(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench cascade", flag.ContinueOnError)
+	o := bench.CascadeOptions{}
+	fs.IntVar(&o.Bridges, "bridges", 3, "bridges (clustered nodes in this process)")
+	fs.IntVar(&o.Participants, "participants", 30, "synthetic participants (Opus and 3-layer simulcast, in a grid), round-robin over the bridges")
+	fs.IntVar(&o.LastN, "last-n", 5, "the bridges' Last N")
+	fs.IntVar(&o.TileHeight, "tile-height", 360, "height of the 16:9 grid tiles receivers show: 360 takes the middle simulcast encoding, 180 the lowest")
+	fs.BoolVar(&o.DTX, "dtx", false, "Opus DTX: silent participants send almost no audio")
+	fs.Float64Var(&o.Loss, "loss", 0.02, "random loss on every relay hop during the window, 0..1")
+	fs.DurationVar(&o.Warmup, "warmup", 10*time.Second, "time after every participant joined, before measuring")
+	fs.DurationVar(&o.Duration, "duration", 30*time.Second, "measured window")
+	fs.Float64Var(&o.Margin, "margin", 0.15, "fail when the relay traffic exceeds what Last N needs by more than this share")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	quiet := fs.Bool("quiet", false, "no per-second lines")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if !*quiet {
+		o.Progress = os.Stderr
+	}
+	res, err := bench.Cascade(ctx, o)
+	if res.Window > 0 {
+		fmt.Println(res.Line())
+	}
+	return err
+}
+
+func benchWAN(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench wan", flag.ContinueOnError)
+	o := bench.WANOptions{Rooms: bench.WANRooms}
+	strategies := fs.String("strategies", "single,nearest,ours", "bridge selections to compare: single (the first participant's region), "+
+		"nearest (thesis Algorithm 3), ours (Algorithm 3 with the RTT rule)")
+	fs.DurationVar(&o.Warmup, "warmup", 3*time.Second, "time after every participant joined, before measuring")
+	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measured window per strategy")
+	fs.Float64Var(&o.Tolerance, "tolerance", 10, "ms of mean mouth-to-ear ours may be above single-bridge in a room where it placed differently (and must be below it in one)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	o.Strategies = strings.Split(*strategies, ",")
+	o.Progress = os.Stderr
+	rows, err := bench.WAN(ctx, o)
+	fmt.Println("| room | users (join order) | strategy | bridges | model mouth-to-ear ms | measured mean ms | p50 ms | end-to-end RTT ms |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s | %s | %.0f | %.1f | %.1f | %.0f |\n", r.Room, strings.Join(r.Users, " "), r.Strategy,
+			strings.Join(r.Bridges, " "), r.ModelMs, r.MeanMs, r.P50Ms, 2*r.MeanMs)
+	}
+	for _, r := range rows {
+		fmt.Println(r.Line())
+	}
+	return err
 }
