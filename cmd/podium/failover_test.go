@@ -258,9 +258,12 @@ func TestFailoverSIGKILL(t *testing.T) {
 		_, ok2 := mediaFrom(dan, bobID)
 		return ok1 && ok2, "Bob and Dan"
 	})
-	// An admin change is put in the directory at once (Admin.Changed), not at
-	// the bridge's next heartbeat (every 2 s); 300 ms for it to spread.
-	time.Sleep(300 * time.Millisecond)
+	// An admin change is put in the directory at once (Admin.Changed), and
+	// again at the bridge's next heartbeat (every 2 s): 300 ms for it to
+	// spread was not always enough under CI's parallel race run (the new
+	// bridge once opened the room with the default Last N), so the kill waits
+	// past one heartbeat.
+	time.Sleep(2500 * time.Millisecond)
 
 	// Bob's receiving of Dan, sampled through the failover: the longest silence.
 	var gapMu sync.Mutex
