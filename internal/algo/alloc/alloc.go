@@ -59,9 +59,10 @@ type Source struct {
 	// Want is what the receiver shows of the source.
 	Want layers.Want
 	// Preempts: the source may take what lower-priority sources hold above
-	// their lowest step to start or climb (a screen share: unreadable when degraded,
-	// where a camera degrades gracefully). Without it a camera measured first
-	// kept its top layer and a share started later stayed on its lowest.
+	// their lowest step to start or climb (a screen share: unreadable when
+	// degraded, where a camera degrades gracefully). Without it a camera
+	// measured first kept its top layer and a share started later stayed on
+	// its lowest.
 	Preempts bool
 }
 
@@ -326,10 +327,11 @@ func (a *Allocator) holdPass(budget float64) {
 	}
 }
 
-// preemptPass lowers, for each source that Preempts (in priority order), the holds of the sources after it toward their lowest steps, lowest
-// priority first, as far as needed for its next step up to fit the budget;
-// upPass then climbs it (after the dwell, like any upgrade). It does nothing
-// when that step fits anyway or not even reclaiming everything makes room.
+// preemptPass lowers, for each source that Preempts (in priority order), the
+// holds of the sources after it toward their lowest steps, lowest priority
+// first, as far as needed for its next step up to fit the budget; upPass then
+// climbs it (after the dwell, like any upgrade). It does nothing when that
+// step fits anyway or not even reclaiming everything makes room.
 func (a *Allocator) preemptPass(sources []Source, budget float64) {
 	total := 0.0
 	for i := range a.hold {
