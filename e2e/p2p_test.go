@@ -38,6 +38,9 @@ func (b *Browser) p2p() (p2pInfo, error) {
 			const r = await pc.getStats();
 			let pair = null;
 			r.forEach((v) => { if (v.type === 'transport' && v.selectedCandidatePairId) pair = r.get(v.selectedCandidatePairId); });
+			// Firefox has no transport stats; it marks the pair in use
+			// 'selected' (several can be nominated and succeeded).
+			if (!pair) r.forEach((v) => { if (v.type === 'candidate-pair' && v.selected) pair = v; });
 			if (!pair) r.forEach((v) => { if (v.type === 'candidate-pair' && v.nominated && v.state === 'succeeded') pair = v; });
 			if (!pair) return null;
 			const l = r.get(pair.localCandidateId), rm = r.get(pair.remoteCandidateId);
