@@ -200,7 +200,7 @@ func (h *Handler) create(ctx context.Context, kind Kind, roomName string, g gran
 		r.SetLastN(member, 1) // the stage: one video
 		e.goTrack(v.constrain)
 	} else {
-		r.DeclareEncodings(member, offeredRIDs(offer.SDP))
+		r.DeclareEncodings(member, peer.OfferedRIDs(offer.SDP))
 	}
 	location = "/" + strings.ToLower(kind.String()) + "/" + roomName + "/" + id + "-" + secret
 	e.onClose = func() { h.forget(location) }

@@ -2,6 +2,8 @@ package session
 
 import (
 	"testing"
+
+	"github.com/podium-sfu/podium/internal/peer"
 )
 
 const offerHead = "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n"
@@ -51,7 +53,7 @@ func FuzzPublishOffer(f *testing.F) {
 		if sections := countLines(offer, "m="); n > sections {
 			t.Fatalf("%d tracks from %d media sections", n, sections)
 		}
-		rids := offeredRIDs(offer)
+		rids := peer.OfferedRIDs(offer)
 		if len(rids) > countLines(offer, "a=rid:") {
 			t.Fatalf("%d RIDs from fewer rid lines", len(rids))
 		}

@@ -113,7 +113,7 @@ func (s *Session) handleOffer(m *signal.SDP) error {
 		return signal.Errorf(signal.CodeBadSDP, false, "publish offer: %v", err)
 	}
 	s.flushCandidates(signal.PCPublish, s.pub)
-	s.room.DeclareEncodings(s, offeredRIDs(m.SDP))
+	s.room.DeclareEncodings(s, peer.OfferedRIDs(m.SDP))
 	answer, err := s.pub.CreateAnswer(nil)
 	if err != nil {
 		return signal.Errorf(signal.CodeBadSDP, false, "publish answer: %v", err)

@@ -1,4 +1,4 @@
-package session
+package peer
 
 import (
 	"strings"
@@ -6,11 +6,11 @@ import (
 	"github.com/pion/sdp/v3"
 )
 
-// offeredRIDs lists the simulcast RIDs a publish offer declares for video
-// (`a=rid:<id> send`). Their tracks only appear once packets arrive, and a sender
-// still ramping up must not be told that the encodings it has not started yet are
-// unneeded.
-func offeredRIDs(offer string) []string {
+// OfferedRIDs lists the simulcast RIDs a publish offer (a browser's or a WHIP
+// publisher's) declares for video (`a=rid:<id> send`). Their tracks only appear
+// once packets arrive, and a sender still ramping up must not be told that the
+// encodings it has not started yet are unneeded.
+func OfferedRIDs(offer string) []string {
 	var desc sdp.SessionDescription
 	if desc.Unmarshal([]byte(offer)) != nil {
 		return nil
