@@ -157,14 +157,14 @@ type Stats struct {
 	OnStage []string  `json:"onStage"`
 	// E2EERequired refuses joins without e2ee; Unencrypted counts the
 	// participants in the room that did not announce it.
-	E2EERequired bool               `json:"e2eeRequired"`
-	Unencrypted  int                `json:"unencrypted"`
+	E2EERequired bool `json:"e2eeRequired"`
+	Unencrypted  int  `json:"unencrypted"`
 	// P2P: the room allows direct connections (its setting). P2PMode: its two
 	// participants were told to connect directly; P2PDirect counts those whose
 	// client reports the direct connection up (the SFU forwards them nothing).
-	P2P       bool `json:"p2p"`
-	P2PMode   bool `json:"p2pMode"`
-	P2PDirect int  `json:"p2pDirect"`
+	P2P          bool               `json:"p2p"`
+	P2PMode      bool               `json:"p2pMode"`
+	P2PDirect    int                `json:"p2pDirect"`
 	Speaker      string             `json:"speaker"`
 	Participants []ParticipantStats `json:"participants"`
 	// Tracks counts received tracks by kind (each simulcast encoding is one);
