@@ -29,7 +29,11 @@ func TestP2PFirefoxAndChromium(t *testing.T) {
 	t.Logf("direct after %v", time.Since(joined).Round(time.Millisecond))
 	within(t, "Chromium shows Firefox", 5*time.Second, func() (bool, string) { return showsWho(chrome, f) })
 	within(t, "Firefox shows Chromium", 5*time.Second, func() (bool, string) { return showsWho(fox, c) })
-	within(t, "selected pairs", 5*time.Second, func() (bool, string) {
+	// Each side reports its own selected pair; on a host with IPv4 and IPv6
+	// they can name different pairs for a moment while the nomination
+	// settles (CI once read Chromium on IPv6 and Firefox still on IPv4), so
+	// the test waits for them to agree rather than reading one snapshot.
+	within(t, "direct pairs join the two browsers", 10*time.Second, func() (bool, string) {
 		var err error
 		if a, err = chrome.p2p(); err != nil {
 			return false, err.Error()
@@ -37,11 +41,9 @@ func TestP2PFirefoxAndChromium(t *testing.T) {
 		if b, err = fox.p2p(); err != nil {
 			return false, err.Error()
 		}
-		return a.Remote != "" && b.Remote != "", "Chromium " + a.Local + "→" + a.Remote + ", Firefox " + b.Local + "→" + b.Remote
+		joined := a.Remote != "" && a.Remote == b.Local && b.Remote == a.Local
+		return joined, "Chromium " + a.Local + "→" + a.Remote + ", Firefox " + b.Local + "→" + b.Remote
 	})
-	if a.Remote != b.Local || b.Remote != a.Local {
-		t.Fatalf("direct pairs do not join the two browsers: Chromium %s→%s, Firefox %s→%s", a.Local, a.Remote, b.Local, b.Remote)
-	}
 	if videoPPS, _, _ := forwarding(t, srv, roomName, 3*time.Second); videoPPS >= 30 {
 		t.Fatalf("P2P mode: the SFU forwards %.1f video packets/s, want < 30", videoPPS)
 	}
