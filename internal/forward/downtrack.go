@@ -57,6 +57,7 @@ type DownTrack struct {
 	rtxSeq        uint16
 	ups           [rewrite.MaxEncodings]*UpTrack // video: the source's encodings
 	proj          *rewrite.Projector             // video only
+	slot          *slot                          // an audio slot's source and numbering (nil: one source's track)
 	layer         int                            // wanted encoding while selected
 	suspended     bool                           // video off for lack of bandwidth
 	temporal      int                            // highest temporal layer wanted
@@ -81,6 +82,7 @@ type DownCounters struct {
 	DroppedUnbound   uint64 // the receiver had not completed negotiation
 	DroppedLayer     uint64 // held back by the projection: waiting for a keyframe, another encoding, a temporal layer above the one wanted
 	DroppedSendError uint64 // the connection refused the write
+	DroppedSwitched  uint64 // audio slot: a packet of a former source, or older than its source's first
 }
 
 // Counters reads the DownTrack's counters.
@@ -297,12 +299,22 @@ func (d *DownTrack) RID() string { return "" }
 func (d *DownTrack) StreamID() string { return d.streamID }
 
 // Kind implements webrtc.TrackLocal.
-func (d *DownTrack) Kind() webrtc.RTPCodecType { return d.up.Kind() }
+func (d *DownTrack) Kind() webrtc.RTPCodecType {
+	if d.slot != nil {
+		return webrtc.RTPCodecTypeAudio
+	}
+	return d.up.Kind()
+}
 
 // Bind implements webrtc.TrackLocal: pion calls it once the receiver's answer fixed
 // the payload types and our SSRCs.
 func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameters, error) {
-	want := d.up.Codec()
+	var want webrtc.RTPCodecCapability
+	if d.slot != nil {
+		want = d.slot.codec
+	} else {
+		want = d.up.Codec()
+	}
 	var codec *webrtc.RTPCodecParameters
 	for i, c := range ctx.CodecParameters() {
 		if strings.EqualFold(c.MimeType, want.MimeType) {
@@ -375,6 +387,9 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 	if !d.bound {
 		d.counters.DroppedUnbound++
 		return false, nil
+	}
+	if d.slot != nil {
+		return d.writeSlotLocked(p, batch), nil
 	}
 	if d.proj == nil {
 		d.fillHeader(p)

@@ -82,6 +82,9 @@ func (d *DownTrack) handleRTCP(now time.Time, pkts []rtcp.Packet, out *wire.Batc
 	for _, p := range pkts {
 		switch p := p.(type) {
 		case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
+			if d.up == nil {
+				continue // an audio slot
+			}
 			d.up.stats.ReceiverKeyframes.Add(1)
 			d.up.RequestKeyframe(now)
 		case *rtcp.TransportLayerCC, *rtcp.ReceiverEstimatedMaximumBitrate:
@@ -90,6 +93,9 @@ func (d *DownTrack) handleRTCP(now time.Time, pkts []rtcp.Packet, out *wire.Batc
 				l.handleRTCP(now, p)
 			}
 		case *rtcp.TransportLayerNack:
+			if d.up == nil {
+				continue // an audio slot: audio is not resent
+			}
 			for _, pair := range p.Nacks {
 				pair.Range(func(seq uint16) bool {
 					d.up.stats.NACKs.Add(1)

@@ -17,6 +17,9 @@ func (d *DownTrack) SetRTCPWriter(write func([]rtcp.Packet) error) {
 // counts. Receivers use it for lip sync, so it is only sent while that encoding is
 // the one being forwarded (the offset is known only for it).
 func (d *DownTrack) relaySenderReport(sr SenderReport, encoding int) {
+	if d.slot != nil {
+		return // its sources' clocks are unrelated, and no video shares its stream: no lip sync to keep
+	}
 	d.mu.Lock()
 	write := d.writeRTCP
 	if !d.bound || write == nil {

@@ -1,0 +1,84 @@
+package forward
+
+import (
+	"strconv"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/rewrite"
+	"github.com/podium-sfu/podium/internal/wire"
+)
+
+// SlotStreamPrefix starts the stream id (and track id) of every audio slot:
+// "audio-slot-0", "audio-slot-1", ... Participant ids never start with it
+// (they are random base-32 strings), so clients tell slots from sources by it.
+const SlotStreamPrefix = "audio-slot-"
+
+// slot is what a DownTrack that is an audio slot has: a receiver's fixed
+// audio track whose source the room changes as speakers come and go, sent
+// as one stream (one SSRC, continuous numbering: rewrite.AudioSlot).
+type slot struct {
+	index int
+	codec webrtc.RTPCodecCapability
+	src   *UpTrack // the source carried now (nil: none)
+	sw    rewrite.AudioSlot
+}
+
+// NewAudioSlot returns receiver's audio slot number index for codec (Opus):
+// a DownTrack that carries nothing until SetSource. Add it to the receiver's
+// subscribe connection once; it stays for the session.
+func NewAudioSlot(receiver string, index int, codec webrtc.RTPCodecCapability) *DownTrack {
+	id := SlotStreamPrefix + strconv.Itoa(index)
+	d := &DownTrack{receiver: receiver, id: id, streamID: id,
+		slot: &slot{index: index, codec: codec, sw: rewrite.NewAudioSlot(int(codec.ClockRate))}}
+	d.selected.Store(true)
+	return d
+}
+
+// SetSource makes the slot carry up's audio from its next packet on (nil:
+// nothing): the slot leaves its former source's destinations and joins up's.
+// A packet of the former source still in flight is dropped (write). Only the
+// room loop calls it.
+func (d *DownTrack) SetSource(up *UpTrack) {
+	d.mu.Lock()
+	old := d.slot.src
+	d.slot.src = up
+	var ssrc uint32
+	if up != nil {
+		ssrc = up.ssrc
+	}
+	d.slot.sw.Switch(ssrc)
+	d.mu.Unlock()
+	if old == up {
+		return
+	}
+	if old != nil {
+		old.RemoveDown(d)
+	}
+	if up != nil {
+		up.AddDown(d)
+	}
+}
+
+// Slot reports the slot's number, or false for a DownTrack of one source.
+func (d *DownTrack) Slot() (int, bool) {
+	if d.slot == nil {
+		return 0, false
+	}
+	return d.slot.index, true
+}
+
+// writeSlotLocked is write for an audio slot: the current source's packets,
+// renumbered into the slot's stream (a switch's first packet marked).
+func (d *DownTrack) writeSlotLocked(p *Packet, batch *wire.Batch) bool {
+	seq, ts, marker, ok := d.slot.sw.Next(p.Arrival, p.Header.SSRC, p.Header.SequenceNumber, p.Header.Timestamp)
+	if !ok {
+		d.counters.DroppedSwitched++
+		return false
+	}
+	d.fillHeader(p)
+	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = seq, ts, p.Header.Marker || marker
+	err := d.sendLocked(p.Payload, false, batch)
+	d.countSentLocked(len(p.Payload), err)
+	return err == nil
+}

@@ -1,0 +1,68 @@
+package rewrite
+
+import "time"
+
+// AudioSlot makes one continuous audio RTP stream of sources taking turns on
+// a receiver's audio slot (Opus: any packet may start a source). Each source
+// starts an epoch: its first packet gets the sequence number after the last
+// one sent and a timestamp advanced by the wall time since then (at least
+// one tick), and carries the marker bit (the start of a talkspurt), so the
+// receiver's jitter buffer sees one stream with a pause, never a jump back.
+// Pure: the arrival time is passed in; no allocation, no lock (the caller's).
+type AudioSlot struct {
+	clock   int64 // RTP clock rate, Hz
+	source  uint32
+	fresh   bool // the next packet of source starts its epoch
+	started bool // something was sent
+	seqOff  uint16
+	tsOff   uint32
+	first   uint16 // the epoch's first input sequence number
+	lastSeq uint16
+	lastTS  uint32
+	lastAt  time.Time
+}
+
+// NewAudioSlot returns a slot for a codec of clock Hz that carries nothing yet.
+func NewAudioSlot(clock int) AudioSlot { return AudioSlot{clock: int64(clock)} }
+
+// Switch makes source (its SSRC) the slot's source from its next packet on.
+func (a *AudioSlot) Switch(source uint32) {
+	if source != a.source || !a.started {
+		a.source, a.fresh = source, true
+	}
+}
+
+// Source is the SSRC of the source the slot carries.
+func (a *AudioSlot) Source() uint32 { return a.source }
+
+// Next maps a packet of ssrc that arrived at now into the slot's numbering;
+// ok is false for a packet to drop: of another source, or older than its
+// epoch's first packet (its number would fall in the previous source's).
+func (a *AudioSlot) Next(now time.Time, ssrc uint32, seq uint16, ts uint32) (outSeq uint16, outTS uint32, marker, ok bool) {
+	if ssrc != a.source {
+		return 0, 0, false, false
+	}
+	if a.fresh {
+		a.fresh = false
+		a.first = seq
+		if a.started {
+			a.seqOff = a.lastSeq + 1 - seq
+			gap := max(1, now.Sub(a.lastAt).Nanoseconds()*a.clock/int64(time.Second))
+			a.tsOff = a.lastTS + uint32(gap) - ts
+		} else {
+			a.seqOff, a.tsOff = 0, 0 // the first source keeps its numbering
+		}
+		marker = true
+	} else if int16(seq-a.first) < 0 {
+		return 0, 0, false, false
+	}
+	outSeq, outTS = seq+a.seqOff, ts+a.tsOff
+	if !a.started || int16(outSeq-a.lastSeq) > 0 {
+		a.lastSeq = outSeq
+	}
+	if !a.started || int32(outTS-a.lastTS) > 0 {
+		a.lastTS, a.lastAt = outTS, now
+	}
+	a.started = true
+	return outSeq, outTS, marker, true
+}
