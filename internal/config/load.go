@@ -120,6 +120,12 @@ func setString(v reflect.Value, s string) error {
 			return fmt.Errorf("%q is not an integer", s)
 		}
 		v.SetInt(int64(n))
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		v.SetFloat(x)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(s)
 		if err != nil {

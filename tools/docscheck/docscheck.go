@@ -35,7 +35,7 @@ type Facts struct {
 // Key is one configuration key: flag name, environment variable, default.
 type Key struct {
 	Name, Env string
-	Default   any // string, int, bool, time.Duration or []string
+	Default   any // string, int, float64, bool, time.Duration or []string
 }
 
 // Doc is one Markdown file.
@@ -297,6 +297,9 @@ func sameDefault(doc string, v any) bool {
 	case int:
 		n, err := strconv.Atoi(doc)
 		return err == nil && n == v
+	case float64:
+		x, err := strconv.ParseFloat(doc, 64)
+		return err == nil && x == v
 	case bool:
 		b, err := strconv.ParseBool(doc)
 		return err == nil && b == v
