@@ -17,4 +17,5 @@ type Packet struct {
 	Arrival  time.Time
 	Encoding int                 // simulcast encoding (0 = lowest; 0 without simulcast)
 	VP8      media.VP8Descriptor // video only
+	From     *UpTrack            // the track it arrived on (an audio slot forwards only its source's)
 }

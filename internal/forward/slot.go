@@ -42,16 +42,13 @@ func NewAudioSlot(receiver string, index int, codec webrtc.RTPCodecCapability) *
 func (d *DownTrack) SetSource(up *UpTrack) {
 	d.mu.Lock()
 	old := d.slot.src
-	d.slot.src = up
-	var ssrc uint32
-	if up != nil {
-		ssrc = up.ssrc
-	}
-	d.slot.sw.Switch(ssrc)
-	d.mu.Unlock()
 	if old == up {
+		d.mu.Unlock()
 		return
 	}
+	d.slot.src = up
+	d.slot.sw.Switch()
+	d.mu.Unlock()
 	if old != nil {
 		old.RemoveDown(d)
 	}
@@ -71,7 +68,11 @@ func (d *DownTrack) Slot() (int, bool) {
 // writeSlotLocked is write for an audio slot: the current source's packets,
 // renumbered into the slot's stream (a switch's first packet marked).
 func (d *DownTrack) writeSlotLocked(p *Packet, batch *wire.Batch) bool {
-	seq, ts, marker, ok := d.slot.sw.Next(p.Arrival, p.Header.SSRC, p.Header.SequenceNumber, p.Header.Timestamp)
+	if p.From != d.slot.src {
+		d.counters.DroppedSwitched++
+		return false
+	}
+	seq, ts, marker, ok := d.slot.sw.Next(p.Arrival, p.Header.SequenceNumber, p.Header.Timestamp)
 	if !ok {
 		d.counters.DroppedSwitched++
 		return false

@@ -39,6 +39,14 @@ func TestAudioSlotSwitchesSources(t *testing.T) {
 	d.SetSource(a)
 	sendBoth(10)
 	d.SetSource(b)
+	// A fan-out of a that took its destinations before the switch still
+	// offers the slot a packet: dropped.
+	a.AddDown(d)
+	feed(t, a, rtpPacket(t, 0xa, srcAudioPT, seqA-1, tsA-960, false, []byte{0xa}), at)
+	a.RemoveDown(d)
+	if c := d.Counters(); c.DroppedSwitched != 1 {
+		t.Fatalf("a former source's packet after the switch: counters %+v, want it dropped", c)
+	}
 	sendBoth(10)
 	d.SetSource(a)
 	sendBoth(10)

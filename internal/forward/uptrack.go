@@ -243,6 +243,7 @@ func (u *UpTrack) parse(now time.Time, raw []byte, pkt *Packet, video bool) bool
 		return false
 	}
 	pkt.Encoding = u.p.Encoding
+	pkt.From = u
 	pkt.Keyframe = false
 	if video {
 		// Nobody forwards this encoding: drop it before any codec work.

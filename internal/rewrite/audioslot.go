@@ -11,9 +11,8 @@ import "time"
 // Pure: the arrival time is passed in; no allocation, no lock (the caller's).
 type AudioSlot struct {
 	clock   int64 // RTP clock rate, Hz
-	source  uint32
-	fresh   bool // the next packet of source starts its epoch
-	started bool // something was sent
+	fresh   bool  // the next packet starts an epoch
+	started bool  // something was sent
 	seqOff  uint16
 	tsOff   uint32
 	first   uint16 // the epoch's first input sequence number
@@ -25,23 +24,14 @@ type AudioSlot struct {
 // NewAudioSlot returns a slot for a codec of clock Hz that carries nothing yet.
 func NewAudioSlot(clock int) AudioSlot { return AudioSlot{clock: int64(clock)} }
 
-// Switch makes source (its SSRC) the slot's source from its next packet on.
-func (a *AudioSlot) Switch(source uint32) {
-	if source != a.source || !a.started {
-		a.source, a.fresh = source, true
-	}
-}
+// Switch starts an epoch: the next packet is a new source's first. The
+// caller passes only the current source's packets to Next.
+func (a *AudioSlot) Switch() { a.fresh = true }
 
-// Source is the SSRC of the source the slot carries.
-func (a *AudioSlot) Source() uint32 { return a.source }
-
-// Next maps a packet of ssrc that arrived at now into the slot's numbering;
-// ok is false for a packet to drop: of another source, or older than its
-// epoch's first packet (its number would fall in the previous source's).
-func (a *AudioSlot) Next(now time.Time, ssrc uint32, seq uint16, ts uint32) (outSeq uint16, outTS uint32, marker, ok bool) {
-	if ssrc != a.source {
-		return 0, 0, false, false
-	}
+// Next maps a packet of the current source that arrived at now into the
+// slot's numbering; ok is false for a packet to drop: older than its epoch's
+// first (its number would fall among the previous source's).
+func (a *AudioSlot) Next(now time.Time, seq uint16, ts uint32) (outSeq uint16, outTS uint32, marker, ok bool) {
 	if a.fresh {
 		a.fresh = false
 		a.first = seq
