@@ -12,12 +12,15 @@ import (
 )
 
 // activeVideos counts, over all clients, the received videos that had packets in the
-// last half second.
+// last 1.5 s: long enough that a receiver starved of CPU for a moment on a busy
+// 2-core box still counts what it is sent (CI once read 29 of 30 with a 0.5 s
+// window at load 17), short enough that a stopped stream drops out while the
+// callers wait.
 func activeVideos(cs []*client.Client) (total int, per []int) {
 	for _, c := range cs {
 		n := 0
 		for _, tr := range c.Snapshot().Tracks {
-			if tr.Kind == "video" && time.Since(tr.LastSeen) < 500*time.Millisecond {
+			if tr.Kind == "video" && time.Since(tr.LastSeen) < 1500*time.Millisecond {
 				n++
 			}
 		}
@@ -41,7 +44,7 @@ func TestLastNForwardsKTimesN(t *testing.T) {
 	}
 	settle := func(what string, want int) {
 		t.Helper()
-		deadline := time.Now().Add(8 * time.Second)
+		deadline := time.Now().Add(15 * time.Second)
 		for {
 			total, per := activeVideos(cs)
 			if total == want {
