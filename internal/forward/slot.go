@@ -1,36 +1,28 @@
 package forward
 
 import (
-	"strconv"
-
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/rewrite"
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
-// SlotStreamPrefix starts the stream id (and track id) of every audio slot:
-// "audio-slot-0", "audio-slot-1", ... Participant ids never start with it
-// (they are random base-32 strings), so clients tell slots from sources by it.
-const SlotStreamPrefix = "audio-slot-"
-
 // slot is what a DownTrack that is an audio slot has: a receiver's fixed
 // audio track whose source the room changes as speakers come and go, sent
 // as one stream (one SSRC, continuous numbering: rewrite.AudioSlot).
 type slot struct {
-	index int
 	codec webrtc.RTPCodecCapability
 	src   *UpTrack // the source carried now (nil: none)
 	sw    rewrite.AudioSlot
 }
 
-// NewAudioSlot returns receiver's audio slot number index for codec (Opus):
-// a DownTrack that carries nothing until SetSource. Add it to the receiver's
-// subscribe connection once; it stays for the session.
-func NewAudioSlot(receiver string, index int, codec webrtc.RTPCodecCapability) *DownTrack {
-	id := SlotStreamPrefix + strconv.Itoa(index)
+// NewAudioSlot returns one of receiver's audio slots for codec (Opus): a
+// DownTrack, track and stream id as given, that carries nothing until
+// SetSource. Add it to the receiver's subscribe connection once; it stays for
+// the session.
+func NewAudioSlot(receiver, id string, codec webrtc.RTPCodecCapability) *DownTrack {
 	d := &DownTrack{receiver: receiver, id: id, streamID: id,
-		slot: &slot{index: index, codec: codec, sw: rewrite.NewAudioSlot(int(codec.ClockRate))}}
+		slot: &slot{codec: codec, sw: rewrite.NewAudioSlot(int(codec.ClockRate))}}
 	d.selected.Store(true)
 	return d
 }
@@ -57,13 +49,8 @@ func (d *DownTrack) SetSource(up *UpTrack) {
 	}
 }
 
-// Slot reports the slot's number, or false for a DownTrack of one source.
-func (d *DownTrack) Slot() (int, bool) {
-	if d.slot == nil {
-		return 0, false
-	}
-	return d.slot.index, true
-}
+// IsSlot reports whether d is an audio slot rather than one source's track.
+func (d *DownTrack) IsSlot() bool { return d.slot != nil }
 
 // writeSlotLocked is write for an audio slot: the current source's packets,
 // renumbered into the slot's stream (a switch's first packet marked).

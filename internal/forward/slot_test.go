@@ -17,7 +17,7 @@ func newAudioUpFrom(source string, ssrc uint32) *UpTrack {
 func TestAudioSlotSwitchesSources(t *testing.T) {
 	a, b := newAudioUpFrom("a", 0xa), newAudioUpFrom("b", 0xb)
 	rec := &recorder{}
-	d := NewAudioSlot("r", 0, opusCodec)
+	d := NewAudioSlot("r", "audio-slot-0", opusCodec)
 	if _, err := d.Bind(audioContext(5000).withWriter(rec)); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestAudioSlotSwitchesSources(t *testing.T) {
 func TestAudioSlotForwardDoesNotAllocate(t *testing.T) {
 	up := newAudioUpFrom("a", 0xa)
 	w := &counter{}
-	d := NewAudioSlot("r", 0, opusCodec)
+	d := NewAudioSlot("r", "audio-slot-0", opusCodec)
 	if _, err := d.Bind(audioContext(5000).withWriter(w)); err != nil {
 		t.Fatal(err)
 	}
