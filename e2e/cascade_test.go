@@ -1,84 +1,16 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/relay"
 	"github.com/podium-sfu/podium/internal/server"
-	"github.com/podium-sfu/podium/web"
 )
-
-// startRelayNodes runs one server per region, clustered over loopback as
-// startClusterNodes does, with the relay between them (--relay-port).
-func startRelayNodes(t *testing.T, regions ...string) []*server.Server {
-	t.Helper()
-	if !web.Built() {
-		t.Fatal("web client not built: run `make web`")
-	}
-	var routes, peers []string
-	for range regions {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		routes = append(routes, ln.Addr().String())
-		peers = append(peers, "nats://"+ln.Addr().String())
-		_ = ln.Close()
-	}
-	var out []*server.Server
-	for i, region := range regions {
-		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		relayPort := udp.LocalAddr().(*net.UDPAddr).Port
-		_ = udp.Close()
-		cfg := config.Default()
-		cfg.HTTP, cfg.UDPPort, cfg.TCPPort, cfg.MediaIPs, cfg.P2P = "127.0.0.1:0", 0, 0, []string{"127.0.0.1"}, false
-		cfg.Region, cfg.ClusterListen, cfg.ClusterPeers, cfg.RelayPort = region, routes[i], peers, relayPort
-		var logOut io.Writer = io.Discard
-		if os.Getenv("PODIUM_TEST_LOG") != "" {
-			logOut = os.Stderr
-		}
-		srv, err := server.New(cfg, server.Options{Client: web.Files(), NodeID: fmt.Sprintf("node%d", i),
-			ClusterHeartbeat: 250 * time.Millisecond, ClusterTTL: 2 * time.Second}, slog.New(slog.NewTextHandler(logOut, nil)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
-		out = append(out, srv)
-	}
-	for _, s := range out {
-		select {
-		case <-s.Node().Ready():
-		case <-time.After(45 * time.Second):
-			t.Fatalf("%s: cluster not ready after 45s", s.Node().ID())
-		}
-	}
-	within(t, "the nodes see each other", 10*time.Second, func() (bool, string) {
-		for _, s := range out {
-			if got := s.Node().HealthyNodes(time.Now()); got != len(out) {
-				return false, fmt.Sprintf("%s sees %d nodes", s.Node().ID(), got)
-			}
-		}
-		return true, ""
-	})
-	return out
-}
 
 // adminIDs lists the participant ids a node's admin API gives for room.
 func adminIDs(s *server.Server, room string) ([]string, error) {

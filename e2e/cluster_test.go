@@ -19,11 +19,30 @@ import (
 // are routed over loopback (docs/cluster.md).
 func startClusterNodes(t *testing.T, n int) []*server.Server {
 	t.Helper()
+	regions := make([]string, n)
+	for i := range regions {
+		regions[i] = "us"
+	}
+	return startNodes(t, regions, false)
+}
+
+// startRelayNodes runs one server per region, clustered as startClusterNodes
+// does, with the relay between them (--relay-port).
+func startRelayNodes(t *testing.T, regions ...string) []*server.Server {
+	t.Helper()
+	return startNodes(t, regions, true)
+}
+
+// startNodes runs a server per entry of regions, their embedded NATS servers
+// routed over loopback, each with a relay port when withRelay, and waits
+// until every node sees all the others.
+func startNodes(t *testing.T, regions []string, withRelay bool) []*server.Server {
+	t.Helper()
 	if !web.Built() {
 		t.Fatal("web client not built: run `make web`")
 	}
 	var routes, peers []string
-	for range n {
+	for range regions {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -33,10 +52,18 @@ func startClusterNodes(t *testing.T, n int) []*server.Server {
 		_ = ln.Close()
 	}
 	var out []*server.Server
-	for i := range n {
+	for i, region := range regions {
 		cfg := config.Default()
 		cfg.HTTP, cfg.UDPPort, cfg.TCPPort, cfg.MediaIPs, cfg.P2P = "127.0.0.1:0", 0, 0, []string{"127.0.0.1"}, false
-		cfg.Region, cfg.ClusterListen, cfg.ClusterPeers = "us", routes[i], peers
+		cfg.Region, cfg.ClusterListen, cfg.ClusterPeers = region, routes[i], peers
+		if withRelay {
+			udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.RelayPort = udp.LocalAddr().(*net.UDPAddr).Port
+			_ = udp.Close()
+		}
 		var logOut io.Writer = io.Discard
 		if os.Getenv("PODIUM_TEST_LOG") != "" {
 			logOut = os.Stderr
@@ -59,9 +86,9 @@ func startClusterNodes(t *testing.T, n int) []*server.Server {
 			t.Fatalf("%s: cluster not ready after 45s", s.Node().ID())
 		}
 	}
-	within(t, "both nodes see each other", 10*time.Second, func() (bool, string) {
+	within(t, "the nodes see each other", 10*time.Second, func() (bool, string) {
 		for _, s := range out {
-			if got := s.Node().HealthyNodes(time.Now()); got != n {
+			if got := s.Node().HealthyNodes(time.Now()); got != len(out) {
 				return false, fmt.Sprintf("%s sees %d nodes", s.Node().ID(), got)
 			}
 		}
