@@ -395,7 +395,20 @@ func (c *Client) handle(frame []byte) {
 		if json.Unmarshal(frame, &rd) == nil {
 			c.update(func(s *State) { s.Redirect = &rd })
 		}
-	case signal.TypeJoined, signal.TypeUpdated:
+	case signal.TypeParticipants:
+		var d signal.ParticipantDiff
+		_ = json.Unmarshal(frame, &d)
+		c.update(func(s *State) {
+			for _, p := range d.Participants {
+				if p.ID != s.ID {
+					s.Participants[p.ID] = p
+				}
+			}
+			for _, id := range d.Left {
+				delete(s.Participants, id)
+			}
+		})
+	case signal.TypeJoined, signal.TypeUpdated: // from servers before participants
 		var e signal.ParticipantEvent
 		_ = json.Unmarshal(frame, &e)
 		c.update(func(s *State) { s.Participants[e.Participant.ID] = e.Participant })

@@ -200,10 +200,13 @@ func (p *participant) onMessage(typ string, frame []byte) {
 			p.recv.forwarded(m.IDs, p.forwarded, time.Now())
 			p.forwarded = m.IDs
 		}
-	case signal.TypeJoined:
-		var e signal.ParticipantEvent
-		if json.Unmarshal(frame, &e) == nil {
-			others := map[string]signal.Participant{e.Participant.ID: e.Participant}
+	case signal.TypeParticipants:
+		var d signal.ParticipantDiff
+		if json.Unmarshal(frame, &d) == nil && len(d.Participants) > 0 {
+			others := map[string]signal.Participant{}
+			for _, o := range d.Participants {
+				others[o.ID] = o
+			}
 			p.do(func(c *client.Client) { p.sendSettings(c, others) })
 		}
 	case signal.TypeError:

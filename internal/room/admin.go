@@ -54,7 +54,7 @@ func (r *Room) AdminMute(id string, audio, video bool) bool {
 		m.setShareMuted()
 		m.info.AudioMuted, m.info.VideoMuted = m.self.Audio || audio, m.self.Video || video
 		m.m.Send(signal.TypeMuted, signal.Muted{Audio: audio, Video: video})
-		s.broadcast(m, signal.TypeUpdated, signal.ParticipantEvent{Participant: m.info})
+		s.announce(time.Now(), m)
 		// Muted video leaves every selection; unmuted video comes back at a keyframe.
 		s.reselect(time.Now())
 	})

@@ -93,7 +93,7 @@ func (r *Room) Chat(m Member, text string) error {
 }
 
 // SetHand raises or lowers m's hand: a participant flag relayed to the others
-// in participant-updated.
+// in participants.
 func (r *Room) SetHand(m Member, raised bool) {
 	r.doFor(m, func(s *state) {
 		cur, ok := s.current(m)
@@ -101,7 +101,7 @@ func (r *Room) SetHand(m Member, raised bool) {
 			return
 		}
 		cur.info.HandRaised = raised
-		s.broadcast(cur, signal.TypeUpdated, signal.ParticipantEvent{Participant: cur.info})
+		s.announce(time.Now(), cur)
 	})
 }
 

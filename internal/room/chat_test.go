@@ -188,10 +188,14 @@ func TestRaiseHand(t *testing.T) {
 	if _, _, err := h.Join("one", b, signal.Participant{ID: "pb", Name: "Bob"}); err != nil {
 		t.Fatal(err)
 	}
+	r.settle()
+	before := len(b.diffs())
 	r.SetHand(a, true)
+	r.settle()
 	r.SetHand(a, true) // no change: not relayed again
-	if got, _ := b.last(signal.TypeUpdated); !strings.Contains(got, `"handRaised":true`) || b.count(signal.TypeUpdated) != 1 {
-		t.Errorf("Bob got %d participant-updated, last %s; want one with handRaised", b.count(signal.TypeUpdated), got)
+	r.settle()
+	if got, _ := b.entry("pa"); !strings.Contains(got, `"handRaised":true`) || len(b.diffs()) != before+1 {
+		t.Errorf("Bob got %d participants messages, last entry of Ann %s; want one with handRaised", len(b.diffs())-before, got)
 	}
 	c := newFake("pc")
 	_, others, err := h.Join("one", c, signal.Participant{ID: "pc", Name: "Cid"})

@@ -64,6 +64,8 @@ type member struct {
 	self       signal.Mute // the mute state its client last announced
 
 	share *member // its screen share while it shares (share.go); nil otherwise
+
+	listed bool // its changes are pushed to everyone (listing.go)
 }
 
 // adminMuted reports whether an administrator muted m's media of that kind.

@@ -59,7 +59,8 @@ func TestPanicInARoomCommandClosesOnlyItsCause(t *testing.T) {
 		t.Errorf("a was told %q, want a fatal internal error", got)
 	}
 	r1.SetMute(b, true, false)
-	if got, _ := a.last(signal.TypeUpdated); !strings.Contains(got, `"id":"b"`) {
+	r1.settle()
+	if got, _ := a.entry("b"); !strings.Contains(got, `"audioMuted":true`) {
 		t.Errorf("r1 did not go on after the panic: a heard %q of b's mute", got)
 	}
 	if got := len(r2.Participants()); got != 1 {

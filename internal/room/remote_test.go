@@ -37,7 +37,8 @@ func TestRemoteParticipant(t *testing.T) {
 	if err := f.room.AddRemote(r, signal.Participant{ID: "r", Name: "Remote"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := a.last(signal.TypeJoined); got != `{"participant":{"id":"r","name":"Remote","audioMuted":false,"videoMuted":false}}` {
+	f.room.settle()
+	if got, _ := a.entry("r"); got != `{"id":"r","name":"Remote","audioMuted":false,"videoMuted":false}` {
 		t.Errorf("a heard %q", got)
 	}
 	for _, rid := range []string{"q", "h", "f"} {

@@ -52,6 +52,9 @@ type state struct {
 	// remoteWants is, by source served elsewhere, the encodings receivers
 	// here need kept on at its sender (remote.go).
 	remoteWants map[string][]bool
+	roster      rosterBatch // participant changes not yet sent (listing.go)
+	listed      int         // members whose changes are pushed to everyone
+	reselectAt  time.Time   // when a join's or leave's reselect is due (soon.go); zero: none
 }
 
 func newRoom(name string, settings Settings) *Room {
@@ -126,7 +129,7 @@ func (s *state) current(m Member) (*member, bool) {
 
 // join adds m (replacing a session that held the same id) and subscribes it to every
 // published track, unless that would exceed maxParticipants (0: unlimited). It
-// returns the other participants.
+// returns the other participants the room lists (listing.go).
 func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxParticipants int) ([]signal.Participant, error) {
 	var others []signal.Participant
 	var err error
@@ -142,6 +145,7 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 			return
 		}
 		if resumed {
+			s.announceLeave(now, old) // announceJoin below makes it an update
 			s.removeMember(old)
 			old.m.Replaced()
 			s.p2pRestart(now)
@@ -151,7 +155,9 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 			constraints: map[string]layers.Want{}, bw: newBandwidthState(), identity: opts.Identity, perms: opts.Permissions, joined: now,
 			self: signal.Mute{Audio: info.AudioMuted, Video: info.VideoMuted}}
 		for _, o := range s.sorted() {
-			others = append(others, o.info)
+			if o.listed {
+				others = append(others, o.info)
+			}
 			if nm.perms.Subscribe {
 				for _, up := range o.publishedUps() {
 					s.subscribe(nm, up)
@@ -161,15 +167,11 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 		s.members[info.ID] = nm
 		s.order.Add(lastnID(info.ID))
 		s.detector.Add(now, speaker.ID(info.ID))
-		typ := signal.TypeJoined
-		if resumed {
-			typ = signal.TypeUpdated
-		}
-		s.broadcast(nm, typ, signal.ParticipantEvent{Participant: info})
+		s.announceJoin(now, nm)
 		m.Send(signal.TypeRoom, s.roomState())
 		m.Send(signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
 		s.sendChatHistory(m)
-		s.reselect(now)
+		s.reselectSoon(now)
 	})
 	return others, err
 }
@@ -182,8 +184,8 @@ func (r *Room) leave(m Member) {
 			s.forget(m.ID())
 			s.chat.forget(m.ID())
 			s.p2p.forget(m.ID())
-			s.broadcast(cur, signal.TypeLeft, signal.ParticipantLeft{ID: m.ID()})
-			s.reselect(time.Now())
+			s.announceLeave(time.Now(), cur)
+			s.reselectSoon(time.Now())
 		}
 	})
 }
@@ -201,6 +203,9 @@ func (r *Room) Publish(m Member, up *forward.UpTrack) {
 			return
 		}
 		pub.ups = append(pub.ups, up)
+		if !pub.listed {
+			s.announce(time.Now(), pub) // a publisher is listed
+		}
 		if up.Kind() == webrtc.RTPCodecTypeVideo && pub.videoSince.IsZero() {
 			pub.videoSince = time.Now()
 		}
@@ -238,7 +243,7 @@ func (r *Room) SetMute(m Member, audio, video bool) {
 		// An administrator's mute stays in force whatever the client says.
 		cur.self = signal.Mute{Audio: audio, Video: video}
 		cur.info.AudioMuted, cur.info.VideoMuted = audio || cur.mutedAudio, video || cur.mutedVideo
-		s.broadcast(cur, signal.TypeUpdated, signal.ParticipantEvent{Participant: cur.info})
+		s.announce(time.Now(), cur)
 	})
 }
 

@@ -3,6 +3,7 @@ package room
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,6 +84,58 @@ func (f *fakeMember) count(typ string) int {
 	return n
 }
 
+// entry is the JSON of the latest participants entry f got for id, if any.
+func (f *fakeMember) entry(id string) (string, bool) {
+	for _, d := range f.diffs() {
+		for _, p := range d.Participants {
+			if p.ID == id {
+				b, _ := json.Marshal(p)
+				return string(b), true
+			}
+		}
+	}
+	return "", false
+}
+
+// heardLeft reports whether a participants message told f that id left.
+func (f *fakeMember) heardLeft(id string) bool {
+	for _, d := range f.diffs() {
+		if slices.Contains(d.Left, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// diffs are the participants messages f got, the latest first.
+func (f *fakeMember) diffs() []signal.ParticipantDiff {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []signal.ParticipantDiff
+	for i := len(f.msgs) - 1; i >= 0; i-- {
+		if body, ok := strings.CutPrefix(f.msgs[i], signal.TypeParticipants+" "); ok {
+			var d signal.ParticipantDiff
+			if err := json.Unmarshal([]byte(body), &d); err != nil {
+				panic(err)
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// index is the position of the last message of type typ f got (-1: none).
+func (f *fakeMember) index(typ string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := len(f.msgs) - 1; i >= 0; i-- {
+		if strings.HasPrefix(f.msgs[i], typ+" ") {
+			return i
+		}
+	}
+	return -1
+}
+
 // paused reports whether the last pause/resume message f got was a pause.
 func (f *fakeMember) paused() bool {
 	return f.count(signal.TypePauseVideo) > f.count(signal.TypeResumeVideo)
@@ -145,27 +198,40 @@ func (f *fixture) join(id string, publish bool) *fakeMember {
 		r.Publish(m, upTrack(id, webrtc.RTPCodecTypeAudio, f.requests[id]))
 		r.Publish(m, upTrack(id, webrtc.RTPCodecTypeVideo, f.requests[id]))
 	}
+	r.settle()
 	return m
 }
 
 func (f *fixture) leave(id string) {
 	f.hub.Leave(f.room, f.members[id])
 	delete(f.members, id)
+	f.room.settle()
+}
+
+// settle runs at once what the room would do a little later: a join's or
+// leave's reselect (soon.go) and the batched participants message (listing.go).
+func (r *Room) settle() {
+	r.do(func(s *state) {
+		if !s.reselectAt.IsZero() {
+			s.reselectIfDue(time.Now().Add(selectDelay))
+		}
+		s.flushRoster(time.Now(), true)
+	})
 }
 
 func TestMembershipEventsAndSubscriptions(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	a := f.join("a", true)
 	b := f.join("b", true)
-	if got, _ := a.last(signal.TypeJoined); got != `{"participant":{"id":"b","name":"b","audioMuted":false,"videoMuted":false}}` {
+	if got, _ := a.entry("b"); got != `{"id":"b","name":"b","audioMuted":false,"videoMuted":false}` {
 		t.Errorf("a heard %q", got)
 	}
 	if len(a.downs) != 2 || len(b.downs) != 2 {
 		t.Fatalf("each should receive the other's audio+video: a %d, b %d", len(a.downs), len(b.downs))
 	}
 	f.leave("b")
-	if got, _ := a.last(signal.TypeLeft); got != `{"id":"b"}` {
-		t.Errorf("a heard %q", got)
+	if !a.heardLeft("b") {
+		t.Error("a did not hear that b left")
 	}
 	if len(a.downs) != 0 {
 		t.Errorf("a still receives %d tracks of b", len(a.downs))
@@ -251,20 +317,21 @@ func TestResumedJoinReplacesOldSession(t *testing.T) {
 	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
 	old := f.join("a", true)
 	b := f.join("b", false)
-	joinedBefore := b.count(signal.TypeJoined)
+	diffsBefore := len(b.diffs())
 	f.join("a", false) // same id: a resumed session
 	if !old.replaced {
 		t.Error("old session not told it was replaced")
 	}
-	if b.count(signal.TypeJoined) != joinedBefore || b.count(signal.TypeUpdated) != 1 {
-		t.Errorf("b should see an update, not a second join (joined %d, updated %d)", b.count(signal.TypeJoined), b.count(signal.TypeUpdated))
+	if d := b.diffs(); len(d) != diffsBefore+1 || len(d[0].Participants) != 1 || d[0].Participants[0].ID != "a" || len(d[0].Left) != 0 {
+		t.Errorf("b should see a's entry updated, not a leave: %+v", d)
 	}
 	if len(b.downs) != 0 {
 		t.Errorf("b still receives the replaced session's %d tracks", len(b.downs))
 	}
 	// The replaced session's own leave is a no-op.
 	f.hub.Leave(f.room, old)
-	if b.count(signal.TypeLeft) != 0 {
+	f.room.settle()
+	if b.heardLeft("a") {
 		t.Error("leave of a replaced session announced a departure")
 	}
 	f.hub.Join("r", old, signal.Participant{ID: "x"}) // keep refs balanced for cleanup

@@ -48,7 +48,8 @@ func (s *state) publishShare(owner *member, up *forward.UpTrack, now time.Time) 
 		}
 		s.order.Add(lastnID(id))
 		s.setOnStageOrder()
-		s.broadcast(owner, signal.TypeUpdated, signal.ParticipantEvent{Participant: owner.info})
+		s.announce(now, owner)
+		s.flushRoster(now, true) // who shares, before the stage that shows it
 		s.broadcast(nil, signal.TypeRoom, s.roomState())
 	}
 	sh.ups = append(sh.ups, up)
@@ -75,7 +76,8 @@ func (s *state) unpublishShare(owner *member, up *forward.UpTrack) {
 	s.order.Remove(lastnID(id))
 	s.setOnStageOrder()
 	s.forget(id)
-	s.broadcast(owner, signal.TypeUpdated, signal.ParticipantEvent{Participant: owner.info})
+	s.announce(time.Now(), owner)
+	s.flushRoster(time.Now(), true)
 	s.broadcast(nil, signal.TypeRoom, s.roomState())
 }
 

@@ -61,8 +61,11 @@ func TestScreenShareGoesOnStageForEveryone(t *testing.T) {
 	if got, _ := b.last(signal.TypeForwarded); got != `{"ids":["a-screen"],"lastN":1}` {
 		t.Errorf("b was told forwarded %s", got)
 	}
-	if got, _ := c.last(signal.TypeUpdated); !strings.Contains(got, `"id":"a"`) || !strings.Contains(got, `"screen":"a-screen"`) {
+	if got, _ := c.entry("a"); !strings.Contains(got, `"screen":"a-screen"`) {
 		t.Errorf("c was told %s, want a's participant info with its screen", got)
+	}
+	if i, j := c.index(signal.TypeParticipants), c.index(signal.TypeRoom); i < 0 || i > j {
+		t.Errorf("c heard of a's share at %d, of the stage at %d: the stage came first", i, j)
 	}
 	if got, _ := c.last(signal.TypeRoom); got != `{"lastN":1,"onStage":["a-screen"]}` {
 		t.Errorf("room state %s", got)

@@ -7,8 +7,9 @@ import (
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
-// tick runs what is due: the end of a new sender's pause grace, layer maintenance
-// and the speaker decision.
+// tick runs what is due: the end of a new sender's pause grace, layer maintenance,
+// the speaker decision, a join's or leave's reselect and the batched participant
+// changes.
 func (s *state) tick() {
 	now := time.Now()
 	if !s.pauseCheck.IsZero() && !now.Before(s.pauseCheck) {
@@ -26,6 +27,8 @@ func (s *state) tick() {
 	if !s.p2p.again.IsZero() && !now.Before(s.p2p.again) {
 		s.reselect(now) // the P2P hold ended
 	}
+	s.reselectIfDue(now)
+	s.flushRoster(now, false)
 }
 
 // decideSpeaker feeds the audio levels gathered since the last call to the dominant speaker
@@ -59,7 +62,7 @@ func (s *state) decideSpeaker() {
 // nextTick is when the loop must call tick; zero means not until something changes.
 func (s *state) nextTick() time.Time {
 	next := s.detector.NextTimeout()
-	for _, t := range []time.Time{s.nextLayers, s.nextKeyframe(), s.p2p.again} {
+	for _, t := range []time.Time{s.nextLayers, s.nextKeyframe(), s.p2p.again, s.roster.due(len(s.members)), s.reselectAt} {
 		if len(s.members) > 0 && !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}

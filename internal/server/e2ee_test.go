@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,9 +48,16 @@ func TestE2EERequiredByToken(t *testing.T) {
 	if err := json.Unmarshal(w.raw, &welcome); err != nil || len(welcome.Participants) != 1 || !welcome.Participants[0].E2EE {
 		t.Fatalf("Bob's welcome lists %+v (%v), want Ann with e2ee", welcome.Participants, err)
 	}
-	m := ann.waitFor("Bob joined", func(m serverMsg) bool { return m.Type == signal.TypeJoined })
-	var joined struct{ Participant signal.Participant }
-	if err := json.Unmarshal(m.raw, &joined); err != nil || joined.Participant.Name != "Bob" || joined.Participant.E2EE {
-		t.Fatalf("Ann sees %+v (%v), want Bob without e2ee", joined.Participant, err)
+	var bobs []signal.Participant
+	ann.waitFor("Bob joined", func(m serverMsg) bool {
+		var d signal.ParticipantDiff
+		if m.Type != signal.TypeParticipants || json.Unmarshal(m.raw, &d) != nil {
+			return false
+		}
+		bobs = slices.DeleteFunc(d.Participants, func(p signal.Participant) bool { return p.Name != "Bob" })
+		return len(bobs) > 0
+	})
+	if len(bobs) != 1 || bobs[0].E2EE {
+		t.Fatalf("Ann sees %+v, want Bob without e2ee", bobs)
 	}
 }

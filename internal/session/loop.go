@@ -128,6 +128,9 @@ func (s *Session) handle(msg signal.Incoming) error {
 		return s.handleP2P(msg.Type, msg.P2P)
 	case signal.TypeP2PState:
 		s.room.SetP2PState(s, *msg.P2PState)
+	case signal.TypeListParticipants:
+		after, _ := signal.ParseCursor(msg.List.Cursor) // validated by the decoder
+		s.Send(signal.TypeParticipantPage, s.room.Page(after))
 	case signal.TypePing:
 		s.Send(signal.TypePong, msg.Ping)
 	case signal.TypeLeave:
@@ -202,6 +205,7 @@ func (s *Session) join(j *signal.Join) error {
 	if welcome.Participants == nil {
 		welcome.Participants = []signal.Participant{}
 	}
+	welcome.ParticipantCount = r.Count()
 	s.sendFirst(welcome)
 	if notice, ok := s.deps.Hub.Draining(); ok {
 		s.Send(signal.TypeDraining, notice)

@@ -24,6 +24,7 @@ type Incoming struct {
 	Hand        *RaiseHand
 	P2P         *P2PSignal // p2p-offer, p2p-answer and p2p-candidate
 	P2PState    *P2PState
+	List        *ListParticipants
 }
 
 // Decode parses and validates one client frame of at most MaxFrameBytes. Errors
@@ -87,6 +88,9 @@ func DecodeMax(frame []byte, maxBytes int) (Incoming, error) {
 	case TypeP2PState:
 		in.P2PState = &P2PState{}
 		body = in.P2PState
+	case TypeListParticipants:
+		in.List = &ListParticipants{}
+		body = in.List
 	case TypeLeave:
 		return in, nil
 	case "":
@@ -148,6 +152,10 @@ func validate(in Incoming) error {
 		return validateP2PSignal(in.Type, in.P2P)
 	case in.P2PState != nil:
 		return validateP2PState(in.P2PState)
+	case in.List != nil:
+		if _, ok := ParseCursor(in.List.Cursor); !ok || len(in.List.Cursor) > 10 {
+			return Errorf(CodeBadMessage, false, "list-participants: cursor must be one a participant-page gave")
+		}
 	case in.Candidate != nil:
 		if in.Candidate.PC != PCPublish && in.Candidate.PC != PCSubscribe {
 			return Errorf(CodeBadMessage, true, "candidate: pc must be %q or %q", PCPublish, PCSubscribe)

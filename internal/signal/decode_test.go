@@ -297,7 +297,7 @@ func show(in Incoming) string {
 
 // bodies lists every body pointer of in, nil or not.
 func bodies(in Incoming) []any {
-	return []any{in.Join, in.SDP, in.Candidate, in.Mute, in.Ping, in.Pin, in.LastN, in.Settings, in.Constraints, in.Token, in.Chat, in.Hand, in.P2P, in.P2PState}
+	return []any{in.Join, in.SDP, in.Candidate, in.Mute, in.Ping, in.Pin, in.LastN, in.Settings, in.Constraints, in.Token, in.Chat, in.Hand, in.P2P, in.P2PState, in.List}
 }
 
 func ptr[T any](v T) *T { return &v }

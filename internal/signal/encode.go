@@ -6,8 +6,12 @@ import (
 )
 
 // Encode marshals body as a message of type typ: the body's fields plus "type".
-// body must encode as a JSON object; nil (or a nil pointer) is an empty body.
+// body must encode as a JSON object; nil (or a nil pointer) is an empty body;
+// a Prepared body of the same type is its frame, shared.
 func Encode(typ string, body any) ([]byte, error) {
+	if p, ok := body.(Prepared); ok && p.typ == typ {
+		return p.frame, nil
+	}
 	fields, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -29,3 +33,19 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Prepared is a message encoded once, to be sent as it is to many receivers:
+// Encode returns its frame for its own type without marshalling again.
+type Prepared struct {
+	typ   string
+	frame []byte
+}
+
+// Prepare encodes body as a message of type typ once.
+func Prepare(typ string, body any) (Prepared, error) {
+	frame, err := Encode(typ, body)
+	return Prepared{typ: typ, frame: frame}, err
+}
+
+// MarshalJSON is the encoded frame (with its "type").
+func (p Prepared) MarshalJSON() ([]byte, error) { return p.frame, nil }

@@ -17,12 +17,13 @@ func TestEncode(t *testing.T) {
 	}{
 		{"welcome", TypeWelcome, Welcome{
 			Version: 1, ID: "p1", Room: "standup", Resume: Resume{ID: "p1", Secret: "s"},
-			Participants: []Participant{{ID: "p2", Name: "Bob", VideoMuted: true}},
-			ICEServers:   []ICEServer{{URLs: []string{"stun:stun.example.org:3478"}}},
+			Participants: []Participant{{ID: "p2", Name: "Bob", VideoMuted: true}}, ParticipantCount: 2,
+			ICEServers: []ICEServer{{URLs: []string{"stun:stun.example.org:3478"}}},
 		}, map[string]any{
 			"version": 1.0, "id": "p1", "room": "standup", "resume": map[string]any{"id": "p1", "secret": "s"},
-			"participants": []any{map[string]any{"id": "p2", "name": "Bob", "audioMuted": false, "videoMuted": true}},
-			"iceServers":   []any{map[string]any{"urls": []any{"stun:stun.example.org:3478"}}},
+			"participants":     []any{map[string]any{"id": "p2", "name": "Bob", "audioMuted": false, "videoMuted": true}},
+			"participantCount": 2.0,
+			"iceServers":       []any{map[string]any{"urls": []any{"stun:stun.example.org:3478"}}},
 		}},
 		{"error", TypeError, Error{Code: CodeBadSDP, Message: "m", Fatal: false},
 			map[string]any{"code": "bad-sdp", "message": "m", "fatal": false}},

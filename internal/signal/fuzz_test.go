@@ -60,6 +60,7 @@ func checkBodies(t *testing.T, in Incoming) {
 		TypeSetLastN: "SetLastN", TypeRoomSettings: "RoomSettings", TypeConstraints: "Constraints", TypeLeave: "",
 		TypeToken: "TokenRefresh", TypeChat: "ChatPost", TypeRaiseHand: "RaiseHand",
 		TypeP2POffer: "P2PSignal", TypeP2PAnswer: "P2PSignal", TypeP2PCandidate: "P2PSignal", TypeP2PState: "P2PState",
+		TypeListParticipants: "ListParticipants",
 	}
 	body, known := want[in.Type]
 	if !known {

@@ -114,7 +114,10 @@ type Welcome struct {
 	Room         string        `json:"room"`
 	Resume       Resume        `json:"resume"`
 	Participants []Participant `json:"participants"`
-	ICEServers   []ICEServer   `json:"iceServers"`
+	// ParticipantCount is how many are in the room, this participant too:
+	// a big room lists only some of them (docs/protocol.md, "The participant list").
+	ParticipantCount int         `json:"participantCount,omitempty"`
+	ICEServers       []ICEServer `json:"iceServers"`
 	// Permissions granted by the token (all of them in dev mode).
 	Permissions *Permissions `json:"permissions,omitempty"`
 	// Node is the bridge serving the session (a cluster's node id; empty for a

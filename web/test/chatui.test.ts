@@ -113,7 +113,7 @@ describe('raised hands', () => {
   it('marks the tile and the list, ours and others’, and lowers them', async () => {
     const t = await setup();
     const bobTile = () => document.querySelector('.tile[data-participant-id="pB"]');
-    t.ws().receive({ type: 'participant-updated', participant: { id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false, handRaised: true } });
+    t.ws().receive({ type: 'participants', participants: [{ id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false, handRaised: true }], left: [], count: 2 });
     expect(bobTile()?.classList.contains('hand-raised')).toBe(true);
     expect(document.querySelector('li[data-participant-id="pB"] .hand')).not.toBeNull();
     expect(document.querySelector('.hand-note')?.textContent).toBe('Bob raised their hand');
@@ -125,11 +125,38 @@ describe('raised hands', () => {
     expect(document.querySelector('.tile.local')?.classList.contains('hand-raised')).toBe(true);
     expect(document.querySelector('li.self .hand')).not.toBeNull();
 
-    t.ws().receive({ type: 'participant-updated', participant: { id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false } });
+    t.ws().receive({ type: 'participants', participants: [{ id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false }], left: [], count: 2 });
     document.querySelector<HTMLButtonElement>('button.hand')?.click();
     expect(bobTile()?.classList.contains('hand-raised')).toBe(false);
     expect(document.querySelector('.tile.local')?.classList.contains('hand-raised')).toBe(false);
     expect(document.querySelectorAll('ul.people .hand').length).toBe(0);
     expect(t.ws().sentOfType('raise-hand').at(-1)).toEqual({ type: 'raise-hand', raised: false });
+  });
+});
+
+describe('participants list of a big room', () => {
+  it('counts everyone, lists the listed and pages through the rest', async () => {
+    const t = await setup();
+    const more = () => document.querySelector<HTMLButtonElement>('button.people-more');
+    expect(document.querySelector('.people-panel h2')?.textContent).toBe('Participants (2)');
+    expect(more()?.hidden).toBe(true); // everyone is listed
+
+    t.ws().receive({ type: 'participants', participants: [], left: [], count: 203 });
+    expect(document.querySelector('.people-panel h2')?.textContent).toBe('Participants (203)');
+    expect(more()?.hidden).toBe(false);
+    expect(more()?.textContent).toBe('Show 201 more');
+    more()?.click();
+    expect(t.ws().sentOfType('list-participants')).toEqual([{ type: 'list-participants', cursor: '' }]);
+    const viewer = (i: number) => ({ id: `pV${i}`, name: `Viewer ${i}`, audioMuted: false, videoMuted: false });
+    const first = [{ id: 'pA', name: 'Alice', audioMuted: false, videoMuted: false }, { id: 'pB', name: 'Bob', audioMuted: false, videoMuted: false }, viewer(1), viewer(2)];
+    t.ws().receive({ type: 'participant-page', cursor: '', participants: first, next: '4', count: 203 });
+    // Ours and Bob's are in the list already: the page adds the others.
+    expect([...document.querySelectorAll('ul.people-rest li')].map((li) => li.getAttribute('data-participant-id'))).toEqual(['pV1', 'pV2']);
+    expect(more()?.textContent).toBe('Show more');
+    more()?.click();
+    expect(t.ws().sentOfType('list-participants').at(-1)).toEqual({ type: 'list-participants', cursor: '4' });
+    t.ws().receive({ type: 'participant-page', cursor: '4', participants: [viewer(3)], next: '', count: 203 });
+    expect(document.querySelectorAll('ul.people-rest li').length).toBe(3);
+    expect(more()?.hidden).toBe(true); // the last page came
   });
 });

@@ -59,6 +59,8 @@ function setup(extra: Partial<ConferenceOptions> = {}) {
     'participant-joined',
     'participant-updated',
     'participant-left',
+    'participant-count',
+    'participant-page',
     'track-added',
     'track-removed',
     'local-state',
@@ -299,6 +301,32 @@ describe('negotiation', () => {
 });
 
 describe('participants and tracks', () => {
+  it('applies batched participants messages and pages through the room', async () => {
+    const t = setup();
+    await t.connect([]);
+    expect(t.conf.participantCount).toBe(1);
+    t.ws().receive({ type: 'participants', participants: [carol, bob, { ...carol, id: 'pA', name: 'me' }], left: [], count: 3 });
+    t.ws().receive({ type: 'participants', participants: [{ ...carol, audioMuted: true }], left: ['pB', 'pZ'], count: 250 });
+    expect(t.of('participant-joined')).toEqual([{ participant: carol }, { participant: bob }]);
+    expect(t.of('participant-updated')).toEqual([{ participant: { ...carol, audioMuted: true }, previous: carol }]);
+    expect(t.of('participant-left')).toEqual([{ id: 'pB', participant: bob }]);
+    expect([...t.conf.participants.keys()]).toEqual(['pC']);
+    expect(t.of('participant-count')).toEqual([{ count: 1 }, { count: 3 }, { count: 250 }]);
+    expect(t.conf.participantCount).toBe(250);
+
+    t.conf.listParticipants();
+    t.conf.listParticipants('100');
+    expect(t.ws().sentOfType('list-participants')).toEqual([
+      { type: 'list-participants', cursor: '' },
+      { type: 'list-participants', cursor: '100' },
+    ]);
+    const page = { cursor: '', participants: [{ id: 'p9', name: 'Viewer', audioMuted: false, videoMuted: false }], next: '100', count: 251 };
+    t.ws().receive({ type: 'participant-page', ...page });
+    expect(t.of('participant-page')).toEqual([page]);
+    expect(t.conf.participants.has('p9')).toBe(false); // a page is a snapshot, not the list
+    expect(t.conf.participantCount).toBe(251);
+  });
+
   it('emits joined, updated and left; duplicates are updates', async () => {
     const t = setup();
     await t.connect([]);

@@ -54,10 +54,19 @@ export interface ConferenceEvents {
   'connection-state': { state: ConnectionState; previous: ConnectionState };
   /** A `welcome` was received (first join and every reconnect). */
   welcome: { id: string; room: string; resumed: boolean };
-  /** A participant became known: from `welcome` or `participant-joined`. */
+  /**
+   * A participant became known: from `welcome` or `participants`. A big room
+   * lists only some of its participants (who publish, are on stage or raise a
+   * hand, and the first ones): the others are in `participantCount` and in the
+   * pages listParticipants() asks for (docs/protocol.md, "The participant list").
+   */
   'participant-joined': { participant: Participant };
   'participant-updated': { participant: Participant; previous: Participant };
   'participant-left': { id: string; participant: Participant };
+  /** How many are in the room, us included, changed. */
+  'participant-count': { count: number };
+  /** A page of everyone in the room, answering listParticipants(cursor); `next` is "" after the last. */
+  'participant-page': { cursor: string; participants: Participant[]; next: string; count: number };
   /** A remote track for `participantId` (replaces any earlier one of that kind). */
   'track-added': {
     participantId: string;

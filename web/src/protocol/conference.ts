@@ -89,6 +89,7 @@ export class Conference {
   private session: Session | null = null;
   private connState: ConnectionState = 'idle';
   private ownId: string | null = null;
+  private count = 0; // participants in the room, us included
   private resume: Resume | null = null;
   private everWelcomed = false;
   private terminal = false;
@@ -181,9 +182,20 @@ export class Conference {
     return this.lastRtt;
   }
 
-  /** The other participants, by id. */
+  /** The other participants the room lists, by id (a big room lists only some: see participantCount). */
   get participants(): ReadonlyMap<string, Participant> {
     return this.people.all;
+  }
+
+  /** How many are in the room, us included; 0 before the first welcome. */
+  get participantCount(): number {
+    return this.count;
+  }
+
+  /** Asks for the page of everyone in the room after `cursor` ("": the first); it comes as `participant-page`. */
+  listParticipants(cursor = ''): void {
+    const s = this.session;
+    if (s?.welcomed && !this.terminal) s.send({ type: 'list-participants', cursor });
   }
 
   /** The dominant speaker from the last `speaker` message (may be our own id); null = nobody / unknown. */
@@ -696,6 +708,16 @@ export class Conference {
         return this.upsertParticipant(msg.participant);
       case 'participant-left':
         return this.removeParticipant(msg.id);
+      case 'participants':
+        for (const p of msg.participants) this.upsertParticipant(p);
+        for (const id of msg.left) this.removeParticipant(id);
+        return this.setCount(msg.count);
+      case 'participant-page': {
+        const { type: _, ...page } = msg;
+        this.setCount(msg.count);
+        this.emitter.emit('participant-page', page);
+        return;
+      }
       case 'pong':
         if (msg.ts > 0 && msg.ts <= this.clock.now()) this.lastRtt = this.clock.now() - msg.ts;
         return this.armWatchdog(s);
@@ -758,6 +780,7 @@ export class Conference {
     this.resume = msg.resume;
     this.emitter.emit('welcome', { id: msg.id, room: msg.room, resumed });
     this.reconcile(msg.participants);
+    this.setCount(msg.participantCount ?? msg.participants.length + 1);
     this.setState('connected');
 
     // A new session sends video, every encoding, until the server says otherwise.
@@ -843,6 +866,12 @@ export class Conference {
     for (const id of [...this.people.all.keys()]) {
       if (!present.has(id)) this.removeParticipant(id);
     }
+  }
+
+  private setCount(count: number): void {
+    if (count === this.count) return;
+    this.count = count;
+    this.emitter.emit('participant-count', { count });
   }
 
   private upsertParticipant(p: Participant): void {

@@ -132,7 +132,13 @@ export type ClientMessage =
   | UnpinMessage
   | SetLastNMessage
   | RoomSettingsMessage
-  | ConstraintsMessage;
+  | ConstraintsMessage
+  | ListParticipantsMessage;
+
+/** Asks for the page of everyone in the room after `cursor` ("" for the first). */
+export interface ListParticipantsMessage extends wire.ListParticipants {
+  type: typeof wire.TypeListParticipants;
+}
 
 // ---- server → client -------------------------------------------------------
 
@@ -141,6 +147,17 @@ export interface WelcomeMessage extends Omit<wire.Welcome, 'iceServers'> {
   iceServers: IceServer[];
 }
 
+/** The room's batched changes to the participants it lists, and its size (docs/protocol.md, "The participant list"). */
+export interface ParticipantsMessage extends wire.ParticipantDiff {
+  type: typeof wire.TypeParticipants;
+}
+
+/** A page of everyone in the room, answering list-participants. */
+export interface ParticipantPageMessage extends wire.ParticipantPage {
+  type: typeof wire.TypeParticipantPage;
+}
+
+/** From servers before `participants`; still accepted. */
 export interface ParticipantJoinedMessage extends wire.ParticipantEvent {
   type: typeof wire.TypeJoined;
 }
@@ -240,6 +257,8 @@ export type ServerMessage =
   | OfferMessage
   | AnswerMessage
   | CandidateMessage
+  | ParticipantsMessage
+  | ParticipantPageMessage
   | ParticipantJoinedMessage
   | ParticipantUpdatedMessage
   | ParticipantLeftMessage
@@ -446,6 +465,7 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
         resume: res,
         participants: ps.map(participant).filter((p): p is Participant => p !== undefined),
         iceServers: iceServers(v['iceServers']),
+        ...(typeof v['participantCount'] === 'number' ? { participantCount: v['participantCount'] } : {}),
         ...(typeof v['node'] === 'string' ? { node: v['node'] } : {}),
         ...(Array.isArray(v['fallbacks']) ? { fallbacks: v['fallbacks'].filter((u): u is string => typeof u === 'string') } : {}),
       };
@@ -473,6 +493,16 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       const id = str(v, 'id');
       if (id === undefined) return undefined;
       return { type: 'participant-left', id };
+    }
+    case 'participants':
+    case 'participant-page': {
+      const ps = Array.isArray(v['participants']) ? v['participants'].map(participant).filter((p): p is Participant => p !== undefined) : [];
+      const count = typeof v['count'] === 'number' ? v['count'] : 0;
+      if (v['type'] === 'participants') {
+        const left = Array.isArray(v['left']) ? v['left'].filter((id): id is string => typeof id === 'string') : [];
+        return { type: 'participants', participants: ps, left, count };
+      }
+      return { type: 'participant-page', cursor: str(v, 'cursor') ?? '', participants: ps, next: str(v, 'next') ?? '', count };
     }
     case 'pong':
       return { type: 'pong', ts: typeof v['ts'] === 'number' ? v['ts'] : 0 };

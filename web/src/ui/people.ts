@@ -17,7 +17,9 @@ const peopleIcon = svg('<circle cx="9" cy="8" r="4"/><path d="M2 21v-1a7 7 0 0 1
  * `li[data-participant-id]` per participant (ours first, with `.self`), raised
  * hands first after it, each with `.hand` while raised. Tiles of participants
  * with a raised hand (ours: `.tile.local`) carry `.hand-raised`; `.hand-note`
- * (aria-live) says who raised a hand.
+ * (aria-live) says who raised a hand. A big room lists only some of its
+ * participants: `button.people-more` then pages through the rest into
+ * `ul.people-rest` (a snapshot, from list-participants).
  */
 export class PeoplePanel {
   readonly el: HTMLElement;
@@ -26,6 +28,10 @@ export class PeoplePanel {
   private readonly list: HTMLUListElement;
   private readonly note: HTMLParagraphElement;
   private readonly count: HTMLSpanElement;
+  private readonly heading: HTMLHeadingElement;
+  private readonly rest: HTMLUListElement;
+  private readonly more: HTMLButtonElement;
+  private next: string | null = null; // the next page's cursor; null: none asked for, '': the last came
 
   constructor(
     private readonly conference: Conference,
@@ -33,8 +39,12 @@ export class PeoplePanel {
     private readonly onToggle: (open: boolean) => void,
   ) {
     this.list = h('ul', { class: 'people' });
+    this.heading = h('h2', { text: 'Participants' });
+    this.rest = h('ul', { class: 'people-rest' });
+    this.more = h('button', { class: 'people-more', attrs: { type: 'button' } });
+    this.more.addEventListener('click', () => conference.listParticipants(this.next ?? ''));
     this.note = h('p', { class: 'hand-note sr-only', attrs: { 'aria-live': 'polite' } });
-    this.el = h('section', { class: 'side-section people-panel', attrs: { id: 'people-panel', 'aria-label': 'Participants' } }, h('h2', { text: 'Participants' }), this.list, this.note);
+    this.el = h('section', { class: 'side-section people-panel', attrs: { id: 'people-panel', 'aria-label': 'Participants' } }, this.heading, this.list, this.rest, this.more, this.note);
     this.el.hidden = true;
     this.handButton = h('button', { class: 'ctl compact hand', attrs: { type: 'button', 'aria-pressed': 'false' } }, icon(handIcon), h('span', { text: 'Raise hand' }));
     this.handButton.addEventListener('click', () => conference.raiseHand(!conference.localState.handRaised));
@@ -54,6 +64,18 @@ export class PeoplePanel {
     conference.on('participant-joined', render);
     conference.on('participant-left', render);
     conference.on('local-state', render);
+    conference.on('participant-count', () => {
+      if (this.next === '') this.next = null; // the room changed since the last page: offer them again
+      render();
+    });
+    conference.on('participant-page', ({ cursor, participants, next }) => {
+      if (cursor === '') this.rest.replaceChildren();
+      for (const p of participants) {
+        if (p.id !== conference.id && !conference.participants.has(p.id)) this.rest.append(this.item(p, false));
+      }
+      this.next = next;
+      render();
+    });
     conference.on('participant-updated', ({ participant, previous }) => {
       if (participant.handRaised && !previous.handRaised) this.note.textContent = `${participant.name} raised their hand`;
       render();
@@ -81,6 +103,12 @@ export class PeoplePanel {
     const sorted = [...others.filter((p) => p.handRaised), ...others.filter((p) => !p.handRaised)];
     const self: Participant = { id: c.id ?? '', name: `${c.name} (you)`, ...c.localState };
     this.list.replaceChildren(this.item(self, true), ...sorted.map((p) => this.item(p, false)));
+
+    const total = c.participantCount;
+    this.heading.textContent = total > 0 ? `Participants (${total})` : 'Participants';
+    const unlisted = Math.max(0, total - others.length - 1);
+    this.more.hidden = unlisted === 0 || this.next === '';
+    this.more.textContent = this.next ? 'Show more' : `Show ${unlisted} more`;
 
     const hands = others.filter((p) => p.handRaised).length + (raised ? 1 : 0);
     this.count.textContent = String(hands);

@@ -384,6 +384,11 @@ export interface Welcome {
   room: string;
   resume: Resume;
   participants: Participant[];
+  /**
+   * ParticipantCount is how many are in the room, this participant too:
+   * a big room lists only some of them (docs/protocol.md, "The participant list").
+   */
+  participantCount?: number;
   iceServers: ICEServer[];
   /** Permissions granted by the token (all of them in dev mode). */
   permissions?: Permissions;
@@ -489,6 +494,53 @@ export interface P2PState {
   state: string;
 }
 
+// ---- roster.go ----
+
+/**
+ * Roster messages (docs/protocol.md, "The participant list"): batched changes
+ * instead of one message per event, and the list in pages.
+ */
+/**
+ * TypeParticipants (server → client) is the room's changes to the
+ * participants it lists since the last one, and the room's size.
+ */
+export const TypeParticipants = "participants";
+/**
+ * TypeListParticipants (client → server) asks for a page of everyone in
+ * the room; TypeParticipantPage answers it.
+ */
+export const TypeListParticipants = "list-participants";
+export const TypeParticipantPage = "participant-page";
+
+/** PageSize is the most participants a participant-page carries. */
+export const PageSize = 100;
+
+/**
+ * ParticipantDiff is a participants message: who to add or update, who left
+ * (ids a client does not know are ignored), and how many are in the room.
+ */
+export interface ParticipantDiff {
+  participants: Participant[];
+  left: string[];
+  count: number;
+}
+
+/** ListParticipants asks for the page after Cursor ("": the first). */
+export interface ListParticipants {
+  cursor: string;
+}
+
+/**
+ * ParticipantPage is up to PageSize participants in join order from a cursor;
+ * Next is the cursor of the next page, "" after the last.
+ */
+export interface ParticipantPage {
+  cursor: string;
+  participants: Participant[];
+  next: string;
+  count: number;
+}
+
 // ---- screen.go ----
 
 /**
@@ -539,7 +591,10 @@ export type MessageType =
   | typeof TypeP2POffer
   | typeof TypeP2PAnswer
   | typeof TypeP2PCandidate
-  | typeof TypeP2PState;
+  | typeof TypeP2PState
+  | typeof TypeParticipants
+  | typeof TypeListParticipants
+  | typeof TypeParticipantPage;
 
 /** Every `code` of an `error` message (the Code… constants). */
 export type ErrorCode =

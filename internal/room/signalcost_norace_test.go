@@ -1,0 +1,5 @@
+//go:build !race
+
+package room
+
+const raceDetector = false
