@@ -3,5 +3,5 @@
 package room
 
 // raceDetector: the race detector slows every operation several times and
-// unevenly, so CPU figures mean nothing under it.
+// unevenly, so TestSignalingCostPerJoinIsFlat compares no CPU under it.
 const raceDetector = true

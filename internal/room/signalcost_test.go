@@ -108,16 +108,21 @@ func measureJoins(t testing.TB, n int) joinCost {
 }
 
 // TestSignalingCostPerJoinIsFlat joins 10, 100 and 1,000 participants and fails
-// when a join at 1,000 costs more than 3x one at 10 in frames, bytes or CPU.
-// PODIUM_SIGNALING_TABLE=1 prints the table docs/scale.md shows.
+// when a join at 1,000 costs more than 3x one at 10 in frames, bytes or CPU
+// (CPU not under the race detector, which slows everything several times and
+// unevenly). PODIUM_SIGNALING_TABLE=1 prints the table docs/scale.md shows.
 func TestSignalingCostPerJoinIsFlat(t *testing.T) {
-	if testing.Short() || raceDetector {
-		t.Skip("joins 1,110 participants three times, and measures CPU: not under -short or the race detector")
+	if testing.Short() {
+		t.Skip("joins 1,110 participants")
+	}
+	runs := 3 // the least CPU of three: the box is shared
+	if raceDetector {
+		runs = 1
 	}
 	var costs []joinCost
 	for _, n := range []int{10, 100, 1000} {
 		best := measureJoins(t, n)
-		for range 2 { // the least CPU of three runs: the box is shared
+		for range runs - 1 {
 			if c := measureJoins(t, n); c.cpuPerJoin < best.cpuPerJoin {
 				best.cpuPerJoin = c.cpuPerJoin
 			}
@@ -140,7 +145,7 @@ func TestSignalingCostPerJoinIsFlat(t *testing.T) {
 	if big.bytesPerJoin > 3*small.bytesPerJoin {
 		t.Errorf("bytes per join: %.0f at %d, %.0f at %d: more than 3x", small.bytesPerJoin, small.n, big.bytesPerJoin, big.n)
 	}
-	if big.cpuPerJoin > 3*small.cpuPerJoin {
+	if !raceDetector && big.cpuPerJoin > 3*small.cpuPerJoin {
 		t.Errorf("CPU per join: %v at %d, %v at %d: more than 3x", small.cpuPerJoin, small.n, big.cpuPerJoin, big.n)
 	}
 }
