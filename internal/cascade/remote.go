@@ -364,10 +364,12 @@ func newRemoteTrack(t *relay.Transport, b *bridge, info rosterTrack) *remoteTrac
 
 func (rt *remoteTrack) close() { rt.once.Do(func() { close(rt.done) }) }
 
-// wanted: some local receiver takes this stream now.
+// wanted: some local receiver takes this stream now; audio always, since
+// the speaker detector here needs every microphone's levels to select whom
+// receivers with audio slots hear (one stream per speaker per bridge).
 func (rt *remoteTrack) wanted() bool {
 	if rt.up.Kind() == webrtc.RTPCodecTypeAudio {
-		return len(rt.up.Downs()) > 0
+		return true
 	}
 	return rt.up.Wanted()
 }
