@@ -53,8 +53,8 @@ type Room struct {
 // Cap is a ceiling on what a room's receivers get: LastN -1 and MaxHeight 0
 // mean no ceiling. Audio is never capped.
 type Cap struct {
-	LastN     int // at most this many videos per receiver
-	MaxHeight int // no video encoding above this many lines
+	LastN     int `json:"lastN"`     // at most this many videos per receiver
+	MaxHeight int `json:"maxHeight"` // no video encoding above this many lines
 }
 
 // None is no ceiling.
@@ -87,14 +87,13 @@ type Change struct {
 
 // Controller holds the rooms' levels. Zero value is not usable: use New.
 type Controller struct {
-	cfg        Config
-	load       float64 // smoothed CPU
-	last       time.Time
-	lastStep   time.Time
-	lastOver   time.Time
-	levels     map[string]int
-	refuse     bool
-	overloaded bool // the last sample was overuse
+	cfg      Config
+	load     float64 // smoothed CPU
+	last     time.Time
+	lastStep time.Time
+	lastOver time.Time
+	levels   map[string]int
+	refuse   bool
 	// effect is, by room and level, how much load leaving that level for the
 	// one below took off, or putting it back added (the larger seen): a
 	// restore that would bring the load near overuse again waits (B.1's E_L).
@@ -128,7 +127,6 @@ func (c *Controller) Observe(s Sample, rooms []Room) Change {
 	c.track(rooms)
 	over := c.load > c.cfg.Overuse || s.Drops > c.cfg.DropOveruse
 	under := c.load < c.cfg.Underuse && s.Drops == 0
-	c.overloaded = over
 	c.measure(s.At, over)
 	switch {
 	case over:
@@ -339,6 +337,3 @@ func (c *Controller) Admit() bool { return !c.refuse }
 
 // Load is the smoothed CPU fraction.
 func (c *Controller) Load() float64 { return c.load }
-
-// Overloaded reports whether the last sample was overuse.
-func (c *Controller) Overloaded() bool { return c.overloaded }
