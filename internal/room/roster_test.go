@@ -118,6 +118,7 @@ func TestJoinDoesNotFanOutAtOnce(t *testing.T) {
 	for i, m := range early {
 		before[i] = len(m.msgs)
 	}
+	start := time.Now()
 	for i := range 30 {
 		id := fmt.Sprint("n", i)
 		m := newFake(id)
@@ -126,21 +127,29 @@ func TestJoinDoesNotFanOutAtOnce(t *testing.T) {
 		}
 		f.members[id] = m
 	}
+	// Nothing at once; on a box so busy that the joins took longer than
+	// rosterInterval, one batch per interval at most.
+	allowed := int(time.Since(start) / rosterInterval)
 	for i, m := range early {
 		m.mu.Lock()
 		got := m.msgs[before[i]:]
 		m.mu.Unlock()
-		if len(got) != 0 {
+		if len(got) > allowed {
 			t.Fatalf("%s was sent %d messages as 30 joined, at once: %v", m.id, len(got), got)
 		}
 	}
 	f.room.settle()
 	for i, m := range early {
-		if got := len(m.diffs()); got != 1+(len(early)-i) {
+		if got := len(m.diffs()); got < 1+(len(early)-i) || got > 1+(len(early)-i)+allowed {
 			t.Errorf("%s: %d participants messages, want one per batch", m.id, got)
 		}
-		if d := m.diffs()[0]; len(d.Participants) != 30 || d.Count != 50 {
-			t.Errorf("%s: last batch lists %d, count %d; want the 30 joiners, 50", m.id, len(d.Participants), d.Count)
+		if d := m.diffs()[0]; d.Count != 50 {
+			t.Errorf("%s: count %d, want 50", m.id, d.Count)
+		}
+		for j := range 30 {
+			if _, ok := m.entry(fmt.Sprint("n", j)); !ok {
+				t.Errorf("%s never heard of n%d", m.id, j)
+			}
 		}
 	}
 }
