@@ -120,6 +120,16 @@ func loadCommand(args []string) error {
 	defer run.Close()
 	fmt.Fprintf(os.Stderr, "podium load: %d participants joining %s at %s (Ctrl-C stops)\n", len(cfg.Participants), cfg.Room, cfg.URL)
 	first := run.Totals()
+	joinsDone := make(chan struct{})
+	defer func() { <-joinsDone }()
+	go func() { // what the joins cost in signaling, once everyone is in
+		defer close(joinsDone)
+		if run.WaitJoined(ctx) == nil {
+			t := run.Totals()
+			fmt.Fprintf(os.Stderr, "podium load: all %d joined after %.1fs; signaling received so far: %s\n",
+				len(cfg.Participants), t.At.Sub(run.Started()).Seconds(), t.Signaling.PerJoin(t.Joins))
+		}
+	}()
 	lines := 0
 	last := run.Report(ctx, time.Second, func(w load.Window) {
 		if lines%20 == 0 {

@@ -49,6 +49,16 @@ type Options struct {
 	// RelayOnly makes the connections use relay candidates only, through the
 	// TURN servers of welcome (iceTransportPolicy relay); they open at welcome.
 	RelayOnly bool
+	// Audience joins receive-only (join's audience flag): the server grants no
+	// publish permission and makes no publish connection.
+	Audience bool
+}
+
+// RefusedError is a join the server answered with an error instead of welcome.
+type RefusedError struct{ Refusal signal.Error }
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("join refused: %s: %s", e.Refusal.Code, e.Refusal.Message)
 }
 
 // Publisher is media a client publishes in place of its synthetic audio and video.
@@ -160,7 +170,8 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	}
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.readLoop() }()
-	if err := c.Send(signal.TypeJoin, signal.Join{Version: signal.Version, Room: opts.Room, Name: opts.Name, Token: opts.Token, Resume: opts.Resume}); err != nil {
+	if err := c.Send(signal.TypeJoin, signal.Join{Version: signal.Version, Room: opts.Room, Name: opts.Name, Token: opts.Token, Resume: opts.Resume,
+		Audience: opts.Audience}); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -175,7 +186,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 			return nil, &RedirectError{Redirect: *st.Redirect}
 		}
 		if len(st.Errors) > 0 {
-			return nil, fmt.Errorf("join refused: %s: %s", st.Errors[0].Code, st.Errors[0].Message)
+			return nil, &RefusedError{Refusal: st.Errors[0]}
 		}
 		return nil, fmt.Errorf("join: %w", st.Closed)
 	}
@@ -219,13 +230,17 @@ func (c *Client) openPeerConnections(cfg webrtc.Configuration) error {
 		}
 	}
 	var err error
-	if c.pub, err = api.NewPeerConnection(cfg); err != nil {
-		return err
-	}
 	if c.sub, err = api.NewPeerConnection(cfg); err != nil {
 		return err
 	}
-	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: c.pub, signal.PCSubscribe: c.sub} {
+	pcs := map[string]*webrtc.PeerConnection{signal.PCSubscribe: c.sub}
+	if c.opts.Publish || c.opts.Media != nil { // a receive-only client makes no publish connection
+		if c.pub, err = api.NewPeerConnection(cfg); err != nil {
+			return err
+		}
+		pcs[signal.PCPublish] = c.pub
+	}
+	for name, pc := range pcs {
 		name := name
 		pc.OnICECandidate(func(cand *webrtc.ICECandidate) {
 			if cand == nil {
@@ -240,6 +255,10 @@ func (c *Client) openPeerConnections(cfg webrtc.Configuration) error {
 	c.sub.OnTrack(c.onTrack)
 	return nil
 }
+
+// HasPublishConnection reports whether the client made a publish connection
+// (a receive-only one makes none).
+func (c *Client) HasPublishConnection() bool { return c.pub != nil }
 
 // SetSpeaking switches the synthetic microphone between speech-like levels and silence.
 func (c *Client) SetSpeaking(on bool) {
@@ -377,7 +396,7 @@ func (c *Client) handle(frame []byte) {
 	case signal.TypeWelcome:
 		var w signal.Welcome
 		_ = json.Unmarshal(frame, &w)
-		if c.opts.RelayOnly && c.pub == nil { // before anyone learns the id (Dial publishes then)
+		if c.opts.RelayOnly && c.sub == nil { // before anyone learns the id (Dial publishes then)
 			if err := c.openPeerConnections(relayOnly(w.ICEServers)); err != nil {
 				c.update(func(s *State) { s.Closed = err })
 				return
@@ -426,7 +445,7 @@ func (c *Client) handle(frame []byte) {
 	case signal.TypeAnswer:
 		var m signal.SDP
 		_ = json.Unmarshal(frame, &m)
-		if c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}) == nil {
+		if c.pub != nil && c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}) == nil {
 			if c.media != nil {
 				c.media.answered()
 			}
@@ -441,6 +460,9 @@ func (c *Client) handle(frame []byte) {
 			pc := c.pub
 			if m.PC == signal.PCSubscribe {
 				pc = c.sub
+			}
+			if pc == nil {
+				break
 			}
 			_ = pc.AddICECandidate(webrtc.ICECandidateInit{Candidate: m.Candidate.Candidate, SDPMid: m.Candidate.SDPMid, SDPMLineIndex: m.Candidate.SDPMLineIndex})
 		}

@@ -69,6 +69,7 @@ func (p *participant) loop(ctx context.Context) {
 			backoff = min(2*backoff, 5*time.Second)
 			continue
 		}
+		p.run.joins.Add(1)
 		if !first {
 			p.reconnects.Add(1)
 		}
@@ -115,6 +116,9 @@ func (p *participant) dial(ctx context.Context, resume *signal.Resume) (*client.
 	opts := client.Options{
 		URL: cmp.Or(p.spec.URL, p.run.cfg.URL), Room: p.run.cfg.Room + p.spec.Room, Name: p.spec.Name, Token: p.run.cfg.Token,
 		Resume: resume, OnTrack: p.recv.onTrack, OnMessage: p.onMessage, API: cmp.Or(p.api, p.run.api),
+		// With nothing to publish it joins as audience: no publish connection
+		// at either end, and no state for it at the other participants.
+		Audience: p.snd == nil,
 	}
 	if p.snd != nil {
 		// The connection's stream id is our participant id, known after welcome;
@@ -174,8 +178,14 @@ func (p *participant) sendSettings(c *client.Client, others map[string]signal.Pa
 		return
 	}
 	videos := map[string]signal.VideoConstraint{}
-	for id := range others {
+	for id, o := range others {
+		if o.Audience {
+			continue // it sends no video
+		}
 		videos[id] = signal.VideoConstraint{Width: p.spec.View.Width, Height: p.spec.View.Height, Role: p.spec.View.Role}
+	}
+	if len(videos) == 0 {
+		return
 	}
 	_ = c.Send(signal.TypeConstraints, signal.Constraints{Videos: videos})
 }
@@ -183,6 +193,7 @@ func (p *participant) sendSettings(c *client.Client, others map[string]signal.Pa
 // onMessage follows the SFU's instructions (client.Options.OnMessage); it runs
 // on the client's reader and never blocks.
 func (p *participant) onMessage(typ string, frame []byte) {
+	p.run.signaling.count(typ, len(frame))
 	switch typ {
 	case signal.TypePauseVideo, signal.TypeResumeVideo:
 		if p.snd != nil {

@@ -19,6 +19,8 @@ type Totals struct {
 	Connected    int
 	Reconnects   uint64
 	DialErrors   uint64
+	Joins        uint64    // successful joins, rejoins included
+	Signaling    Signaling // what the participants received over signaling
 
 	TxAudioPackets, TxAudioBytes uint64
 	TxVideoPackets, TxVideoBytes uint64
@@ -46,7 +48,7 @@ type Totals struct {
 // Totals reads the counters.
 func (r *Run) Totals() Totals {
 	now := time.Now()
-	t := Totals{At: now, Participants: len(r.parts), DialErrors: r.dialErrors.Load()}
+	t := Totals{At: now, Participants: len(r.parts), DialErrors: r.dialErrors.Load(), Joins: r.joins.Load(), Signaling: r.signaling.snapshot()}
 	var rx rxTotals
 	r.tracksMu.Lock()
 	rx = r.retired
@@ -104,7 +106,8 @@ type Window struct {
 	Duration time.Duration
 
 	Connected, Participants int
-	Reconnects              uint64
+	Reconnects, Joins       uint64
+	Signaling               Signaling // received by the participants in the window
 
 	TxKbps, TxPacketsPerS float64 // RTP payload bytes the participants sent
 	TxFramesPerS          float64
@@ -136,6 +139,7 @@ func Between(start time.Time, a, b Totals) Window {
 	w := Window{
 		Elapsed: b.At.Sub(start), Duration: d,
 		Connected: b.Connected, Participants: b.Participants, Reconnects: b.Reconnects - a.Reconnects,
+		Joins: b.Joins - a.Joins, Signaling: b.Signaling.Sub(a.Signaling),
 		TxKbps:             rate(a.TxAudioBytes+a.TxVideoBytes, b.TxAudioBytes+b.TxVideoBytes) * 8 / 1000,
 		TxPacketsPerS:      rate(a.TxAudioPackets+a.TxVideoPackets, b.TxAudioPackets+b.TxVideoPackets),
 		TxFramesPerS:       rate(a.TxFrames, b.TxFrames),
@@ -188,6 +192,8 @@ func (w Window) Summary() string {
 	fmt.Fprintf(&b, "keyframes            %d requests to publishers; %d waits, median %s, max %s\n",
 		w.KeyframeRequests, w.KeyframeWaits, ms(w.KeyframeWaitP50), ms(w.KeyframeWaitMax))
 	fmt.Fprintf(&b, "audio end to end     p50 %s, p99 %s (sender write → receiver read, through the SFU)\n", ms(w.AudioLatencyP50), ms(w.AudioLatencyP99))
+	fmt.Fprintf(&b, "signaling            %.0f messages/s, %.1f kB/s received by all participants\n",
+		float64(w.Signaling.Messages)/w.Duration.Seconds(), float64(w.Signaling.Bytes)/1000/w.Duration.Seconds())
 	return b.String()
 }
 

@@ -75,7 +75,9 @@ type Run struct {
 	audioLatency    latency.Histogram // sender's write → receiver's read, audio
 	audioLatencySum atomic.Int64      // of the same, ns (for the exact mean)
 	dialErrors      atomic.Uint64
+	joins           atomic.Uint64 // successful joins, rejoins included
 	lastError       atomic.Pointer[string]
+	signaling       signalingCount
 }
 
 // Start joins the participants (spaced by JoinInterval) and starts the speech

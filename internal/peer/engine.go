@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
@@ -54,6 +55,9 @@ type Engine struct {
 	// ownsReceive: the publishers' RTP is taken at the socket (PionDataPlaneEnv
 	// rtp or all); pion's NACK generator and receiver reports are not registered.
 	ownsReceive bool
+	// Peer connections made, by kind (an audience member's join makes no
+	// publish one).
+	publishPCs, subscribePCs atomic.Uint64
 }
 
 // NewEngine opens the media sockets. Close releases them.
@@ -138,12 +142,19 @@ func (e *Engine) ICEServers() []webrtc.ICEServer {
 
 // NewPublishPC makes a connection on which a client sends its media to us.
 func (e *Engine) NewPublishPC() (*webrtc.PeerConnection, error) {
+	e.publishPCs.Add(1)
 	return e.publish.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
 }
 
 // NewSubscribePC makes a connection on which we send forwarded media to a client.
 func (e *Engine) NewSubscribePC() (*webrtc.PeerConnection, error) {
+	e.subscribePCs.Add(1)
 	return e.subscribe.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+}
+
+// PeerConnectionsMade counts the publish and subscribe connections made so far.
+func (e *Engine) PeerConnectionsMade() (publish, subscribe uint64) {
+	return e.publishPCs.Load(), e.subscribePCs.Load()
 }
 
 // ForgedRecordsDropped counts the UDP datagrams dropped for carrying a

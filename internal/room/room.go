@@ -165,8 +165,10 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 			}
 		}
 		s.members[info.ID] = nm
-		s.order.Add(lastnID(info.ID))
-		s.detector.Add(now, speaker.ID(info.ID))
+		if nm.perms.Publish { // an audience member is never a speaker nor in anyone's Last N
+			s.order.Add(lastnID(info.ID))
+			s.detector.Add(now, speaker.ID(info.ID))
+		}
 		s.announceJoin(now, nm)
 		m.Send(signal.TypeRoom, s.roomState())
 		m.Send(signal.TypeSpeaker, signal.Speaker{ID: s.dominant})

@@ -115,6 +115,7 @@ var (
 	overBudgetDesc    = desc("podium_retransmissions_over_budget_total", "NACK answers not sent: over the receiver's retransmission budget (20 % of its estimate).")
 	joinsDesc         = desc("podium_joins_total", "Participants admitted to a room.")
 	messagesDesc      = desc("podium_signaling_messages_total", "Signaling messages received from clients.")
+	peerConnsDesc     = desc("podium_peer_connections_total", "Peer connections made for participants, by pc (publish, subscribe): an audience member makes no publish one.", "pc")
 	errorsDesc        = desc("podium_signaling_errors_total", "Error messages sent to clients, by code (refused joins and limits included).", "code")
 	p2pRoomsDesc      = desc("podium_p2p_rooms", "Rooms in P2P mode: their two participants were told to connect directly.")
 	p2pDirectDesc     = desc("podium_p2p_participants", "Participants receiving their peer over the direct connection (the SFU forwards them nothing).")
@@ -124,7 +125,7 @@ var (
 
 var allDescs = []*prometheus.Desc{upDesc, startDesc, devModeDesc, drainingDesc, roomsDesc, participantsDesc, connectionsDesc,
 	tracksDesc, forwardedDesc, packetsInDesc, bytesInDesc, packetsOutDesc, bytesOutDesc, keyframesDesc, nacksDesc, retransmitsDesc,
-	keyframeReqsDesc, droppedDesc, layerSwitchesDesc, probeBytesDesc, overBudgetDesc, joinsDesc, messagesDesc, errorsDesc,
+	keyframeReqsDesc, droppedDesc, layerSwitchesDesc, probeBytesDesc, overBudgetDesc, joinsDesc, messagesDesc, peerConnsDesc, errorsDesc,
 	p2pRoomsDesc, p2pDirectDesc, p2pSwitchesDesc, p2pFailuresDesc}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
@@ -203,6 +204,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 
 	counter(joinsDesc, s.counters.Joined.Load())
 	counter(messagesDesc, s.counters.Messages.Load())
+	publishPCs, subscribePCs := s.engine.PeerConnectionsMade()
+	counter(peerConnsDesc, publishPCs, "publish")
+	counter(peerConnsDesc, subscribePCs, "subscribe")
 	errs := s.counters.Errors()
 	for code, n := range errs { // the registry sorts them
 		counter(errorsDesc, n, code)

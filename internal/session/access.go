@@ -83,7 +83,8 @@ func (s *Session) allow(what, perm string, granted bool) error {
 
 // handleToken replaces the session's token with a fresh one for the same room
 // and identity; its permissions apply from now on to publishing and room
-// settings (what the session receives was decided at join).
+// settings (what the session receives, and whether it has a publish connection
+// at all, was decided at join: an audience member rejoins to publish).
 func (s *Session) handleToken(m *signal.TokenRefresh) error {
 	if s.deps.Auth == nil {
 		return nil // dev mode without keys: nothing to check
@@ -99,10 +100,11 @@ func (s *Session) handleToken(m *signal.TokenRefresh) error {
 	case s.claims != nil && claims.Identity != s.claims.Identity:
 		return signal.Errorf(signal.CodeForbidden, false, "the token is for %q, this session is %q", claims.Identity, s.claims.Identity)
 	}
-	subscribed := s.perms.Subscribe
+	subscribed, publishes := s.perms.Subscribe, s.pub != nil
 	s.claims = claims
 	s.perms = permissions(claims.Permissions)
 	s.perms.Subscribe = subscribed
+	s.perms.Publish = s.perms.Publish && publishes
 	return nil
 }
 

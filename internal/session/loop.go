@@ -149,6 +149,9 @@ func (s *Session) join(j *signal.Join) error {
 	if err != nil {
 		return err
 	}
+	if j.Audience {
+		perms.Publish = false
+	}
 	if claims != nil && claims.E2EE && !j.E2EE {
 		return signal.Errorf(signal.CodeE2EERequired, true, "this room admits only participants who encrypt end to end: open its link with #e2ee=<passphrase>")
 	}
@@ -184,7 +187,7 @@ func (s *Session) join(j *signal.Join) error {
 		Permissions: &s.perms,
 	}
 	welcome.Node, welcome.Fallbacks = s.fallbacks()
-	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE}
+	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE, Audience: !perms.Publish}
 	_, existed := s.deps.Hub.Room(j.Room)
 	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote)})
 	if err != nil {

@@ -13,22 +13,22 @@ import (
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
+// openPeerConnections makes the subscribe connection, and the publish one when
+// the session may publish: an audience member (no publish permission) costs none.
 func (s *Session) openPeerConnections() error {
 	var err error
-	if s.pub, err = s.deps.Engine.NewPublishPC(); err != nil {
-		return err
-	}
 	if s.sub, err = s.deps.Engine.NewSubscribePC(); err != nil {
 		return err
 	}
 	s.route = s.deps.Engine.Route(s.sub, s.link.HandleRTCP)
-	if in := s.deps.Engine.Publish(s.pub); in != nil {
-		s.recv = newReceived(in)
-		s.goOwned(func() {
-			s.recv.run(s.ctx.Done(), func() time.Duration { p, _ := s.RTT(); return p }, s.pub.WriteRTCP)
-		})
+	pcs := map[string]*webrtc.PeerConnection{signal.PCSubscribe: s.sub}
+	if s.perms.Publish {
+		if err := s.openPublishPC(); err != nil {
+			return err
+		}
+		pcs[signal.PCPublish] = s.pub
 	}
-	for name, pc := range map[string]*webrtc.PeerConnection{signal.PCPublish: s.pub, signal.PCSubscribe: s.sub} {
+	for name, pc := range pcs {
 		name, pc := name, pc
 		pc.OnICECandidate(func(c *webrtc.ICECandidate) {
 			if c == nil {
@@ -42,8 +42,22 @@ func (s *Session) openPeerConnections() error {
 		})
 		pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) { s.transportChanged(name, st) })
 	}
-	s.pub.OnTrack(s.onTrack)
 	s.goOwned(func() { s.link.Run(s.ctx.Done()) })
+	return nil
+}
+
+func (s *Session) openPublishPC() error {
+	var err error
+	if s.pub, err = s.deps.Engine.NewPublishPC(); err != nil {
+		return err
+	}
+	if in := s.deps.Engine.Publish(s.pub); in != nil {
+		s.recv = newReceived(in)
+		s.goOwned(func() {
+			s.recv.run(s.ctx.Done(), func() time.Duration { p, _ := s.RTT(); return p }, s.pub.WriteRTCP)
+		})
+	}
+	s.pub.OnTrack(s.onTrack)
 	return nil
 }
 
@@ -101,6 +115,9 @@ func (s *Session) handleOffer(m *signal.SDP) error {
 	if m.PC != signal.PCPublish {
 		return signal.Errorf(signal.CodeBadSDP, false, "offers are accepted on the publish connection only")
 	}
+	if s.pub == nil {
+		return signal.Errorf(signal.CodeForbidden, false, "you joined as audience (no publish permission): rejoin with a token that grants publish to send media")
+	}
 	if err := s.checkPublishOffer(m.SDP); err != nil {
 		return err
 	}
@@ -156,6 +173,9 @@ func (s *Session) handleCandidate(m *signal.TrickleCandidate) error {
 		SDPMLineIndex: m.Candidate.SDPMLineIndex, UsernameFragment: m.Candidate.UsernameFragment,
 	}
 	pc := s.pcNamed(m.PC)
+	if pc == nil {
+		return nil // an audience member's: its publish offer was refused already
+	}
 	if pc.RemoteDescription() == nil {
 		if len(s.pending[m.PC]) >= maxPendingCandidates {
 			return signal.Errorf(signal.CodeBadCandidate, false, "too many candidates before the description")

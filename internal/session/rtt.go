@@ -52,6 +52,9 @@ func (s *Session) sampleRTT() {
 // pion writes the transport's fields unguarded when ICE starts, and the
 // connected state, read atomically, is reported after that.
 func pairRTT(pc *webrtc.PeerConnection) (time.Duration, bool) {
+	if pc == nil { // an audience member's publish connection
+		return 0, false
+	}
 	if st := pc.ICEConnectionState(); st != webrtc.ICEConnectionStateConnected && st != webrtc.ICEConnectionStateCompleted {
 		return 0, false
 	}

@@ -53,6 +53,9 @@ type Participant struct {
 	// E2EE: it says it encrypts its media end to end (docs/e2ee.md); the
 	// server cannot check it and learns nothing more.
 	E2EE bool `json:"e2ee,omitempty"`
+	// Audience: it joined without the publish permission (receive-only); it
+	// sends no media and is never in anyone's Last N.
+	Audience bool `json:"audience,omitempty"`
 }
 
 // ICEServer mirrors RTCIceServer.
@@ -79,6 +82,9 @@ type Join struct {
 	Resume  *Resume `json:"resume,omitempty"`
 	// E2EE announces that this participant encrypts its media end to end.
 	E2EE bool `json:"e2ee,omitempty"`
+	// Audience joins receive-only: without the publish permission whatever the
+	// token grants, so the server makes no publish connection for it.
+	Audience bool `json:"audience,omitempty"`
 }
 
 // SDP is an offer or an answer for one of the two peer connections.

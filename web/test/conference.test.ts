@@ -136,7 +136,7 @@ describe('join and welcome', () => {
     expect(t.conf.state).toBe('connected');
     expect([...t.conf.participants.values()]).toEqual([bob]);
     expect(t.of('participant-joined')).toEqual([{ participant: bob }]);
-    expect(t.of('welcome')).toEqual([{ id: 'pA', room: 'standup', resumed: false }]);
+    expect(t.of('welcome')).toEqual([{ id: 'pA', room: 'standup', resumed: false, publish: true }]);
 
     const { pub, sub } = t.pcs();
     expect(pub.config.iceServers).toEqual([{ urls: ['stun:127.0.0.1:3478'] }]);
@@ -168,6 +168,34 @@ describe('join and welcome', () => {
     t.ws().receive({ type: 'answer', pc: 'publish', sdp: 'server-answer' });
     await flush();
     expect(pub.remoteDescriptions).toEqual([{ type: 'answer', sdp: 'server-answer' }]);
+  });
+
+  it('joins as audience: no publish connection, no offer, media received', async () => {
+    const t = setup({ localStream: null, audience: true });
+    t.conf.join();
+    t.ws().open();
+    expect(t.ws().sent).toEqual([{ type: 'join', version: 1, room: 'standup', name: 'Alice', audience: true }]);
+    t.ws().receive({ ...t.welcome(), permissions: { publish: false, subscribe: true, admin: false } });
+    await flush();
+    expect(t.of('welcome')).toEqual([{ id: 'pA', room: 'standup', resumed: false, publish: false }]);
+    expect(FakePeerConnection.created).toHaveLength(1); // the subscribe connection only
+    expect(t.ws().sentOfType('offer')).toEqual([]);
+    const sub = FakePeerConnection.created[0]!;
+    t.ws().receive({ type: 'offer', pc: 'subscribe', sdp: 'server-offer' });
+    await flush();
+    expect(sub.remoteDescriptions).toEqual([{ type: 'offer', sdp: 'server-offer' }]);
+    expect(t.ws().sentOfType('answer')).toHaveLength(1);
+  });
+
+  it('makes no publish connection when the token grants no publish', async () => {
+    const t = setup();
+    t.conf.join();
+    t.ws().open();
+    t.ws().receive({ ...t.welcome(), permissions: { publish: false, subscribe: true, admin: false } });
+    await flush();
+    expect(FakePeerConnection.created).toHaveLength(1);
+    expect(t.ws().sentOfType('offer')).toEqual([]);
+    expect(t.of('welcome').at(-1)).toMatchObject({ publish: false });
   });
 
   it('publishes placeholder transceivers without local media', async () => {

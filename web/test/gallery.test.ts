@@ -85,6 +85,14 @@ describe('gallery', () => {
     expect([...document.querySelectorAll('.strip .tile')]).toEqual([t.local(), t.tile('pC'), t.tile('pD')]);
   });
 
+  it('gives audience participants no tile', async () => {
+    const t = await setup([bob, { id: 'pV', name: 'Viewer', audioMuted: false, videoMuted: false, audience: true }]);
+    t.ws().receive({ type: 'participant-joined', participant: { id: 'pW', name: 'Wes', audioMuted: false, videoMuted: false, audience: true } });
+    const remote = [...document.querySelectorAll<HTMLElement>('.tile:not(.local)')].map((e) => e.dataset['participantId']);
+    expect(remote).toEqual(['pB']);
+    expect(t.conference.participants.get('pW')?.audience).toBe(true);
+  });
+
   it('puts the local tile on stage when alone', async () => {
     const t = await setup([]);
     expect(t.stageIds()).toEqual(['local']);

@@ -24,6 +24,28 @@ describe('parseServerMessage', () => {
           iceServers: [{ urls: ['stun:stun.example.org:3478'] }, { urls: 'turn:t', username: 'u', credential: 'c' }],
         },
       ],
+      [
+        {
+          type: 'welcome',
+          version: 1,
+          id: 'pV',
+          room: 'hall',
+          resume: { id: 'pV', secret: 's' },
+          participants: [{ id: 'pW', name: 'Wes', audioMuted: false, videoMuted: false, audience: true }],
+          iceServers: [],
+          permissions: { publish: false, subscribe: true, admin: false },
+        },
+        {
+          type: 'welcome',
+          version: 1,
+          id: 'pV',
+          room: 'hall',
+          resume: { id: 'pV', secret: 's' },
+          participants: [{ id: 'pW', name: 'Wes', audioMuted: false, videoMuted: false, audience: true }],
+          iceServers: [],
+          permissions: { publish: false, subscribe: true, admin: false },
+        },
+      ],
       [{ type: 'offer', pc: 'subscribe', sdp: 'v=0' }, { type: 'offer', pc: 'subscribe', sdp: 'v=0' }],
       [{ type: 'answer', pc: 'publish', sdp: 'v=0' }, { type: 'answer', pc: 'publish', sdp: 'v=0' }],
       [

@@ -52,8 +52,12 @@ export type CloseReason = 'left' | 'bye' | 'error';
 export interface ConferenceEvents {
   /** Signaling state: idle → connecting → connected ⇄ reconnecting → closed. */
   'connection-state': { state: ConnectionState; previous: ConnectionState };
-  /** A `welcome` was received (first join and every reconnect). */
-  welcome: { id: string; room: string; resumed: boolean };
+  /**
+   * A `welcome` was received (first join and every reconnect). `publish`: it
+   * grants the publish permission; without it the session has no publish
+   * connection and the local stream is not sent (an audience member).
+   */
+  welcome: { id: string; room: string; resumed: boolean; publish: boolean };
   /**
    * A participant became known: from `welcome` or `participants`. A big room
    * lists only some of its participants (who publish, are on stage or raise a
@@ -144,6 +148,11 @@ export interface ConferenceOptions {
   token?: string;
   /** Camera and microphone to publish (first audio and first video track). */
   localStream?: MediaStream | null;
+  /**
+   * Join receive-only (`audience: true` in `join`): no publish connection,
+   * whatever the token grants; give no localStream then.
+   */
+  audience?: boolean;
   /** Signaling URL; default `ws(s)://<location.host>/ws`. */
   url?: string;
   createWebSocket?: (url: string) => WebSocketLike;

@@ -582,6 +582,7 @@ export class Conference {
       if (this.opts.token !== undefined) join.token = this.opts.token;
       if (this.resume) join.resume = this.resume;
       if (this.opts.e2ee) join.e2ee = true;
+      if (this.opts.audience) join.audience = true;
       s.send(join);
       this.schedulePing(s);
     };
@@ -778,7 +779,10 @@ export class Conference {
     this.ownId = msg.id;
     this.opts.e2ee?.setSelf(msg.id);
     this.resume = msg.resume;
-    this.emitter.emit('welcome', { id: msg.id, room: msg.room, resumed });
+    // Without the publish permission (a token without it, or an audience join)
+    // the server has no publish connection for us: we make none either.
+    const publishes = msg.permissions?.publish ?? true;
+    this.emitter.emit('welcome', { id: msg.id, room: msg.room, resumed, publish: publishes });
     this.reconcile(msg.participants);
     this.setCount(msg.participantCount ?? msg.participants.length + 1);
     this.setState('connected');
@@ -792,12 +796,14 @@ export class Conference {
     const config: PeerConnectionConfig = { ...this.opts.e2ee?.peerConfig, iceServers: msg.iceServers };
     // The direct connection needs no encoded-frame API: it is end to end by itself.
     this.direct.newSession({ iceServers: msg.iceServers });
-    s.publish = this.createLink(s, 'publish', config);
+    if (publishes) s.publish = this.createLink(s, 'publish', config);
     s.subscribe = this.createLink(s, 'subscribe', config);
-    this.applyLocalEnabled();
-    publishLocal(s, s.publish.pc, this.localStream, this.opts, this.log);
-    if (this.screenStream) s.screen = publishScreen(s.publish.pc, this.screenStream, this.opts, this.log);
-    s.offerPublish();
+    if (s.publish) {
+      this.applyLocalEnabled();
+      publishLocal(s, s.publish.pc, this.localStream, this.opts, this.log);
+      if (this.screenStream) s.screen = publishScreen(s.publish.pc, this.screenStream, this.opts, this.log);
+      s.offerPublish();
+    }
     // A resumed session may carry a stale mute state; always restate ours then.
     if (resumed || this.local.audioMuted || this.local.videoMuted) {
       s.send({ type: 'mute', audio: this.local.audioMuted, video: this.local.videoMuted });

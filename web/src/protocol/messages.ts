@@ -308,6 +308,7 @@ function participant(v: unknown): Participant | undefined {
   if (screen) p.screen = screen;
   if (bool(v, 'handRaised')) p.handRaised = true;
   if (bool(v, 'e2ee')) p.e2ee = true;
+  if (bool(v, 'audience')) p.audience = true;
   return p;
 }
 
@@ -468,6 +469,15 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
         ...(typeof v['participantCount'] === 'number' ? { participantCount: v['participantCount'] } : {}),
         ...(typeof v['node'] === 'string' ? { node: v['node'] } : {}),
         ...(Array.isArray(v['fallbacks']) ? { fallbacks: v['fallbacks'].filter((u): u is string => typeof u === 'string') } : {}),
+        ...(isObj(v['permissions'])
+          ? {
+              permissions: {
+                publish: bool(v['permissions'], 'publish'),
+                subscribe: bool(v['permissions'], 'subscribe'),
+                admin: bool(v['permissions'], 'admin'),
+              },
+            }
+          : {}),
       };
     }
     case 'offer':

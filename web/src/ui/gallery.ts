@@ -245,6 +245,7 @@ export class Gallery {
 
   /** A participant's tile, and its screen share's while it shares (a tile of its own). */
   private addParticipant(p: Participant): void {
+    if (p.audience) return; // receive-only: nothing to show (the participants list has them)
     this.addTile(p);
     const share = shareTileOf(p);
     if (share === null) return this.removeTile(screenSource(p.id));

@@ -10,6 +10,9 @@
 //   (default 1280x720); it is carried over by the join form.
 //   optional `simulcast=0` publishes one video encoding instead of the
 //   simulcast ones (q/h/f from 960x540 up, q/h from 640x360, else one).
+//   optional `role=audience` joins receive-only (kept by the join form): no
+//   camera or microphone is opened and no publish connection made; the page
+//   shows the room as a viewer (as it does when the token lacks `publish`).
 //
 // DOM contract (used by end-to-end tests; keep it stable):
 //   .tile.local                         the local preview tile (no data-participant-id)
@@ -66,6 +69,11 @@
 //   .bandwidth                          the server's downlink estimate ("↓ 2.4 Mb/s") from
 //                                       `stats`; hidden until there is one
 //   .room-title                         the room name
+//   .room.audience / .viewer-note       we joined without the publish permission (role=audience
+//                                       or the token's): the note says so; no mic, camera,
+//                                       share or devices buttons; the local tile has no video
+//   .tile[data-participant-id] is never made for an audience participant (`audience` in its
+//                                       info); li.person .audience marks them in the list
 //   button.mic / button.cam / button.leave   the controls
 //   button.enable-sound                 shown when autoplay policy blocked remote audio
 //   form.join-form [name=room] [name=name]   the join form (the page's first form)
@@ -129,7 +137,7 @@ import { showJoinForm } from './form';
 import { parseVideoSize } from './media';
 import { joinPassphrase, type JoinChoice } from './prejoin';
 import { showRoom } from './room';
-import { roomUrl, route, withoutToken } from './route';
+import { isAudience, roomUrl, route, withoutToken } from './route';
 
 function main(): void {
   const root = document.getElementById('app') ?? document.body;
@@ -139,18 +147,19 @@ function main(): void {
   const clean = withoutToken(location.pathname, location.search, location.hash);
   if (clean !== null) history.replaceState(history.state, '', clean);
   const home = () => location.assign('/');
+  const audience = isAudience(location.search);
   if (r.page === 'form') {
     const onJoin = (room: string, name: string, choice: JoinChoice) => {
       // A typed passphrase stays in memory; a link's #e2ee= stays in the address.
       const passphrase = joinPassphrase(choice, location.hash);
-      history.replaceState(history.state, '', roomUrl(room, name, r.video) + (choice.passphrase ? '' : location.hash));
+      history.replaceState(history.state, '', roomUrl(room, name, r.video, audience) + (choice.passphrase ? '' : location.hash));
       const videoSize = parseVideoSize(r.video);
-      showRoom(root, { room, name, videoSize, simulcast: true, token, home, prejoin: choice, passphrase }).catch(failed);
+      showRoom(root, { room, name, videoSize, simulcast: true, token, home, prejoin: choice, passphrase, audience }).catch(failed);
     };
     showJoinForm(root, { ...r, token, onJoin });
     return;
   }
-  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, token, home }).catch(failed);
+  showRoom(root, { room: r.room, name: r.name, videoSize: r.videoSize, simulcast: r.simulcast, token, home, audience }).catch(failed);
 
   function failed(err: unknown): void {
     console.error('[podium]', err);

@@ -134,6 +134,7 @@ export class PeoplePanel {
       li.append(hand);
     }
     if (p.audioMuted) li.append(h('span', { class: 'muted', text: 'muted' }));
+    if (p.audience) li.append(h('span', { class: 'audience', text: 'audience' }));
     return li;
   }
 }

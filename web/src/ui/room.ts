@@ -35,6 +35,8 @@ export interface RoomOptions {
   prejoin?: JoinChoice;
   /** The E2EE passphrase given before joining (pre-join form); else the address's #e2ee=. */
   passphrase?: string | null;
+  /** Join receive-only (`?role=audience`): no camera, microphone or publish connection. */
+  audience?: boolean;
 }
 
 declare global {
@@ -79,7 +81,10 @@ declare global {
 
 export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<void> {
   document.title = `${opts.room} · Podium`;
-  const media = opts.prejoin?.media ?? (await openLocalMedia(opts.videoSize));
+  if (opts.audience) opts.prejoin?.media.stream?.getTracks().forEach((t) => t.stop());
+  const media = opts.audience
+    ? { stream: null, problem: null }
+    : (opts.prejoin?.media ?? (await openLocalMedia(opts.videoSize)));
   const stream = media.stream;
   const hasAudio = (stream?.getAudioTracks().length ?? 0) > 0;
   const hasVideo = (stream?.getVideoTracks().length ?? 0) > 0;
@@ -92,6 +97,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     localStream: stream,
     simulcast: opts.simulcast ?? true,
     token: opts.token,
+    ...(opts.audience ? { audience: true } : {}),
     ...(e2ee ? { e2ee } : {}),
   });
   const bandwidthLog = new BandwidthLog(conference);
@@ -163,6 +169,9 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
   const leaveBtn = h('button', { class: 'ctl leave', attrs: { type: 'button', title: 'Leave' } }, icon(icons.leave), h('span', { text: 'Leave' }));
   micBtn.disabled = !hasAudio;
   camBtn.disabled = !hasVideo;
+  const share = shareButton(conference, showNotice);
+  const viewerNote = h('div', { class: 'viewer-note', attrs: { role: 'note' }, text: 'Audience: watching only, your camera and microphone are not used' });
+  viewerNote.hidden = true;
 
   const page = h(
     'div',
@@ -173,6 +182,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
       h('a', { class: 'brand', text: 'Podium', attrs: { href: '/' } }),
       h('h1', { class: 'room-title', text: opts.room }),
       status,
+      viewerNote,
       lock,
       bandwidthIndicator(conference),
       enableSound,
@@ -181,7 +191,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     gallery.el,
     side.el,
     invite.panel,
-    h('footer', { class: 'controls' }, micBtn, camBtn, ...side.buttons, layoutControl(gallery), shareButton(conference, showNotice), invite.button, lastNControl(conference, gallery), leaveBtn),
+    h('footer', { class: 'controls' }, micBtn, camBtn, ...side.buttons, layoutControl(gallery), share, invite.button, lastNControl(conference, gallery), leaveBtn),
   );
   root.replaceChildren(page);
 
@@ -189,6 +199,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
 
   // ---- status line ----
   const peers: Record<PcName, RTCPeerConnectionState> = { publish: 'new', subscribe: 'new' };
+  let viewing = false; // see becomeViewer
   let closedMessage = '';
   const renderStatus = (extra?: string) => {
     const state = conference.state;
@@ -200,7 +211,7 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
         text = 'Connecting…';
         break;
       case 'connected':
-        text = peers.publish === 'connected' ? 'Connected' : 'Connecting media…';
+        text = peers[viewing ? 'subscribe' : 'publish'] === 'connected' ? 'Connected' : 'Connecting media…';
         break;
       case 'reconnecting':
         text = 'Reconnecting…';
@@ -236,10 +247,27 @@ export async function showRoom(root: HTMLElement, opts: RoomOptions): Promise<vo
     conference.mute(s.audioMuted, !s.videoMuted);
   });
   const stopLocal = () => stream?.getTracks().forEach((t) => t.stop());
+  // Without the publish permission (role=audience, or a token without it) the
+  // page is a viewer's: nothing of ours is sent, so no controls for it.
+  const becomeViewer = () => {
+    if (viewing) return;
+    viewing = true;
+    stopLocal();
+    page.classList.add('audience');
+    viewerNote.hidden = false;
+    localTile.setVideoTrack(null);
+    localTile.setName(`${opts.name} (you, audience)`);
+    for (const b of [micBtn, camBtn, share, ...side.buttons.filter((b) => b.classList.contains('devices-toggle'))]) b.hidden = true;
+    renderStatus();
+  };
+  if (opts.audience) becomeViewer();
   leaveBtn.addEventListener('click', () => conference.leave());
   window.addEventListener('pagehide', () => conference.leave());
 
   // ---- library events ----
+  conference.on('welcome', ({ publish }) => {
+    if (!publish) becomeViewer();
+  });
   conference.on('connection-state', () => renderStatus());
   conference.on('peer-state', ({ pc, state }) => {
     peers[pc] = state;

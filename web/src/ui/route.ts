@@ -68,9 +68,18 @@ export function withoutToken(pathname: string, search: string, hash: string): st
   return pathname + (q ? `?${q}` : '') + hash;
 }
 
-/** `/<room>?name=<name>[&video=WxH]` */
-export function roomUrl(room: string, name: string, video: string | null): string {
+/**
+ * `role=audience` joins receive-only: no camera, no microphone, no publish
+ * connection (docs/protocol.md, `join`).
+ */
+export function isAudience(search: string): boolean {
+  return new URLSearchParams(search).get('role') === 'audience';
+}
+
+/** `/<room>?name=<name>[&video=WxH][&role=audience]` */
+export function roomUrl(room: string, name: string, video: string | null, audience = false): string {
   const q = new URLSearchParams({ name });
   if (video) q.set('video', video);
+  if (audience) q.set('role', 'audience');
   return `/${encodeURIComponent(room)}?${q.toString()}`;
 }

@@ -320,6 +320,11 @@ export interface Participant {
    * server cannot check it and learns nothing more.
    */
   e2ee?: boolean;
+  /**
+   * Audience: it joined without the publish permission (receive-only); it
+   * sends no media and is never in anyone's Last N.
+   */
+  audience?: boolean;
 }
 
 /** ICEServer mirrors RTCIceServer. */
@@ -347,6 +352,11 @@ export interface Join {
   resume?: Resume;
   /** E2EE announces that this participant encrypts its media end to end. */
   e2ee?: boolean;
+  /**
+   * Audience joins receive-only: without the publish permission whatever the
+   * token grants, so the server makes no publish connection for it.
+   */
+  audience?: boolean;
 }
 
 /** SDP is an offer or an answer for one of the two peer connections. */
