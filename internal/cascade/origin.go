@@ -69,8 +69,10 @@ type relayDown struct {
 	d         *forward.DownTrack
 	w         *relayWriter
 	refreshed time.Time
-	rtt       time.Duration
-	resent    [resendSlots]resendMark // the one-RTT rule (thesis 8.3.4)
+	// rtt (nanoseconds) is set by subscriptions and read by the relay
+	// reader's allowResend.
+	rtt    atomic.Int64
+	resent [resendSlots]resendMark // the one-RTT rule (thesis 8.3.4); relay reader only
 }
 
 // resendSlots is how many recent retransmissions the one-RTT rule remembers.
@@ -86,7 +88,7 @@ type resendMark struct {
 // the first retransmission on the way.
 func (r *relayDown) allowResend(now time.Time, seq uint16) bool {
 	m := &r.resent[seq%resendSlots]
-	if m.at != 0 && m.seq == seq && now.UnixNano()-m.at < int64(r.rtt) {
+	if m.at != 0 && m.seq == seq && now.UnixNano()-m.at < r.rtt.Load() {
 		return false
 	}
 	*m = resendMark{seq: seq, at: now.UnixNano()}
@@ -164,7 +166,8 @@ func (o *origin) subscribe(req []byte) ([]byte, error) {
 			added = append(added, r)
 		}
 		r.w.addr.Store(&addr)
-		r.refreshed, r.rtt = now, rtt
+		r.refreshed = now
+		r.rtt.Store(int64(rtt))
 	}
 	for k, r := range o.subs {
 		if k.node == s.Node && r.room == s.Room && !want[k.stream] {
