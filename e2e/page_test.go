@@ -30,10 +30,12 @@ const pageScript = `(() => {
 // (window.__podiumTest.speak(on)): the same track stays published, as with a
 // person who starts or stops talking. The speech is a voiced harmonic sound
 // cut into syllables (4 a second) grouped into sentences with short pauses; a
-// faint 50 Hz hum is always there. %v: speaking at first.
+// faint 50 Hz hum is always there. %v: speaking at first; %v: the voice's
+// fundamental frequency (Hz; harmonics 2, 3 and 5 times it).
 const microphoneScript = `(() => {
 	const t = window.__podiumTest = window.__podiumTest || {};
 	let speaking = %v, gain = null, track = null;
+	const f0 = %v;
 	const rate = 48000;
 	const makeTrack = () => {
 		const ctx = new AudioContext({sampleRate: rate});
@@ -42,7 +44,7 @@ const microphoneScript = `(() => {
 		const s = (f, x) => Math.sin(2 * Math.PI * f * x);
 		for (let i = 0; i < d.length; i++) {
 			const x = i / rate;
-			const voice = 0.6 * (s(140, x) + 0.6 * s(280, x) + 0.4 * s(420, x) + 0.2 * s(700, x)) / 2.2;
+			const voice = 0.6 * (s(f0, x) + 0.6 * s(2 * f0, x) + 0.4 * s(3 * f0, x) + 0.2 * s(5 * f0, x)) / 2.2;
 			d[i] = voice * (s(4, x) > -0.3 ? 1 : 0) * (s(0.25, x) > -0.7 ? 1 : 0);
 		}
 		const src = ctx.createBufferSource();
@@ -107,7 +109,13 @@ func (b *Browser) addScript(js string) {
 // withMicrophone gives the browser the switchable microphone (speak); call it
 // before open, on a browser launched with autoplay.
 func (b *Browser) withMicrophone(speaking bool) {
-	b.addScript(fmt.Sprintf(microphoneScript, speaking))
+	b.withVoice(speaking, 140)
+}
+
+// withVoice is withMicrophone with a voice of fundamental f0 Hz, to tell
+// voices apart at a receiver (slotPitchScript).
+func (b *Browser) withVoice(speaking bool, f0 float64) {
+	b.addScript(fmt.Sprintf(microphoneScript, speaking, f0))
 }
 
 // speak switches the browser's microphone to speech (true) or silence.

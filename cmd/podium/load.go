@@ -57,6 +57,7 @@ func loadCommand(args []string) error {
 	speech := fs.String("speech", "", "speaking pattern: paper (one speaker, a new one every 4 s), realistic, none (default: realistic)")
 	dtx := fs.Bool("dtx", false, "Opus DTX: silent participants send one packet per 400 ms")
 	noNACK := fs.Bool("no-nack", false, "receivers never ask for retransmissions")
+	audioSlots := fs.Bool("audio-slots", false, "everyone plays audio slots (the server's selected speakers on a few fixed tracks); at the end, print whose audio each received")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted)")
 	seed := fs.Uint64("seed", 1, "random seed of the speaking pattern and stream parameters")
 	cpuprofile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
@@ -66,7 +67,7 @@ func loadCommand(args []string) error {
 		}
 		return err
 	}
-	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, NoNACK: *noNACK, Seed: *seed}
+	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, NoNACK: *noNACK, Seed: *seed, AudioSlots: *audioSlots}
 	if *scenario != "" {
 		sc, err := load.StandardScenario(*scenario)
 		if err != nil {
@@ -146,6 +147,12 @@ func loadCommand(args []string) error {
 		fmt.Println(line)
 	})
 	fmt.Printf("\nwhole run:\n%s", load.Between(run.Started(), first, last).Summary())
+	if *audioSlots {
+		fmt.Println("\naudio through slots (packets by speaker):")
+		for _, h := range run.SlotAudio() {
+			fmt.Println("  " + h.String())
+		}
+	}
 	return nil
 }
 

@@ -52,6 +52,10 @@ type Options struct {
 	// Audience joins receive-only (join's audience flag): the server grants no
 	// publish permission and makes no publish connection.
 	Audience bool
+	// AudioSlots announces that the client plays audio slots (join's
+	// audioSlots): the selected speakers' audio comes on a few fixed tracks,
+	// and audio-slots messages say whom each carries.
+	AudioSlots bool
 }
 
 // RefusedError is a join the server answered with an error instead of welcome.
@@ -171,7 +175,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); c.readLoop() }()
 	if err := c.Send(signal.TypeJoin, signal.Join{Version: signal.Version, Room: opts.Room, Name: opts.Name, Token: opts.Token, Resume: opts.Resume,
-		Audience: opts.Audience}); err != nil {
+		Audience: opts.Audience, AudioSlots: opts.AudioSlots}); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -31,6 +31,7 @@ type Config struct {
 	LastN        int      `key:"last-n" help:"default number of videos each participant receives (-1: unlimited)"`
 	VideoPausing bool     `key:"video-pausing" help:"tell senders whose video nobody receives to stop sending it"`
 	P2P          bool     `key:"p2p" help:"let the two participants of a two-person room connect directly (rooms can turn it off)"`
+	AudioSlots   int      `key:"audio-slots" help:"speakers whose audio each receiver gets, on that many fixed tracks (0: every microphone on a track of its own)"`
 	// Limits; 0 means unlimited where the help says so.
 	MaxRooms        int           `key:"max-rooms" help:"rooms per server (0: unlimited)"`
 	MaxParticipants int           `key:"max-participants" help:"participants per room (0: unlimited)"`
@@ -86,6 +87,7 @@ func Default() Config {
 		LastN:        8,
 		VideoPausing: true,
 		P2P:          true,
+		AudioSlots:   3,
 		LogLevel:     "info",
 		Region:       "default",
 
@@ -124,6 +126,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LastN < -1 {
 		errs = append(errs, fmt.Errorf("last-n: %d; use -1 for unlimited or a count >= 0", c.LastN))
+	}
+	if c.AudioSlots < 0 || c.AudioSlots > 16 { // each is a negotiated track; few talk at once
+		errs = append(errs, fmt.Errorf("audio-slots: %d; use 0 (off) to 16", c.AudioSlots))
 	}
 	if c.TCPPort < 0 || c.TCPPort > 65535 {
 		errs = append(errs, fmt.Errorf("tcp-port: %d out of range", c.TCPPort))

@@ -49,6 +49,7 @@ func TestLoadYAML(t *testing.T) {
 	want.STUN = []string{"stun:stun.example.org:3478", "stuns:stun.example.org:5349"}
 	want.TLSCert, want.TLSKey = "/etc/podium/cert.pem", "/etc/podium/key.pem"
 	want.LastN, want.VideoPausing, want.P2P = 4, false, false
+	want.AudioSlots = 2
 	want.LogLevel, want.LogJSON = "debug", true
 	want.Dev = true
 	want.AuthKeys = []string{"2026-01:0123456789abcdef0123456789abcdef", "2025-12:fedcba9876543210fedcba9876543210"}
@@ -241,6 +242,9 @@ func TestValidate(t *testing.T) {
 		{"last-n unlimited", func(c *Config) { c.LastN = -1 }, ""},
 		{"last-n zero", func(c *Config) { c.LastN = 0 }, ""},
 		{"last-n below -1", func(c *Config) { c.LastN = -2 }, "last-n:"},
+		{"audio-slots off", func(c *Config) { c.AudioSlots = 0 }, ""},
+		{"audio-slots negative", func(c *Config) { c.AudioSlots = -1 }, "audio-slots:"},
+		{"audio-slots above 16", func(c *Config) { c.AudioSlots = 17 }, "audio-slots:"},
 
 		{"http without port", func(c *Config) { c.HTTP = "127.0.0.1" }, "http:"},
 		{"http empty", func(c *Config) { c.HTTP = "" }, "http:"},

@@ -118,7 +118,8 @@ func (p *participant) dial(ctx context.Context, resume *signal.Resume) (*client.
 		Resume: resume, OnTrack: p.recv.onTrack, OnMessage: p.onMessage, API: cmp.Or(p.api, p.run.api),
 		// With nothing to publish it joins as audience: no publish connection
 		// at either end, and no state for it at the other participants.
-		Audience: p.snd == nil,
+		Audience:   p.snd == nil,
+		AudioSlots: p.run.cfg.AudioSlots,
 	}
 	if p.snd != nil {
 		// The connection's stream id is our participant id, known after welcome;
@@ -210,6 +211,11 @@ func (p *participant) onMessage(typ string, frame []byte) {
 		if json.Unmarshal(frame, &m) == nil {
 			p.recv.forwarded(m.IDs, p.forwarded, time.Now())
 			p.forwarded = m.IDs
+		}
+	case signal.TypeAudioSlots:
+		var m signal.AudioSlots
+		if json.Unmarshal(frame, &m) == nil {
+			p.recv.slots.set(m.IDs)
 		}
 	case signal.TypeParticipants:
 		var d signal.ParticipantDiff

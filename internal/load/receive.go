@@ -59,6 +59,7 @@ type receiver struct {
 	run *Run
 
 	tracks []*rxTrack // guarded by run.tracksMu
+	slots  slotMap    // whom its audio slots carry, and what they brought (slots.go)
 
 	mu      sync.Mutex
 	waiting map[string]time.Time // source → when its video was announced, until its first keyframe
@@ -119,6 +120,7 @@ func (r *receiver) waitingNow(now time.Time) (n int, longest time.Duration) {
 // onTrack reads a received track until the connection closes (client.Options.OnTrack).
 func (r *receiver) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 	t := &rxTrack{source: track.StreamID(), video: track.Kind() == webrtc.RTPCodecTypeVideo}
+	slot, isSlot := slotIndex(t.source)
 	r.run.tracksMu.Lock()
 	r.tracks = append(r.tracks, t)
 	r.run.tracksMu.Unlock()
@@ -158,6 +160,10 @@ func (r *receiver) onTrack(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 				}
 				r.keyframe(t.source, now)
 			}
+			continue
+		}
+		if isSlot { // its timestamps are the slot's, not the source's: no latency
+			r.slots.credit(slot)
 			continue
 		}
 		if src := r.run.sourceOf(t.source); src != nil {

@@ -49,6 +49,8 @@ type Config struct {
 	// JoinInterval spaces the joins (default 40 ms), as a burst of DTLS
 	// handshakes would measure the handshakes rather than the forwarding.
 	JoinInterval time.Duration
+	// AudioSlots makes the participants play audio slots (slots.go).
+	AudioSlots bool
 }
 
 // Run is a running load.

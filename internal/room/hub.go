@@ -47,6 +47,8 @@ type JoinOptions struct {
 	Resume bool
 	// Address is the joiner's address key (limit.AddressKey), for RoomsPerAddress.
 	Address string
+	// AudioSlots: the client plays audio slots (audioslots.go).
+	AudioSlots bool
 }
 
 // Hub is the set of live rooms. A room exists while at least one session holds it.

@@ -64,6 +64,7 @@ type member struct {
 	self       signal.Mute // the mute state its client last announced
 
 	share *member // its screen share while it shares (share.go); nil otherwise
+	slots slotSet // its audio slots (audioslots.go); none: a track per microphone
 
 	listed bool // its changes are pushed to everyone (listing.go)
 }

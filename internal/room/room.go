@@ -52,6 +52,7 @@ type state struct {
 	// remoteWants is, by source served elsewhere, the encodings receivers
 	// here need kept on at its sender (remote.go).
 	remoteWants map[string][]bool
+	audio       audioState  // whose microphones receivers with audio slots get (audioslots.go)
 	roster      rosterBatch // participant changes not yet sent (listing.go)
 	listed      int         // members whose changes are pushed to everyone
 	reselectAt  time.Time   // when a join's or leave's reselect is due (soon.go); zero: none
@@ -154,6 +155,7 @@ func (r *Room) join(m Member, info signal.Participant, opts JoinOptions, maxPart
 		nm := &member{m: m, info: info, downs: map[*forward.UpTrack]*forward.DownTrack{}, order: s.joins, wantN: -1,
 			constraints: map[string]layers.Want{}, bw: newBandwidthState(), identity: opts.Identity, perms: opts.Permissions, joined: now,
 			self: signal.Mute{Audio: info.AudioMuted, Video: info.VideoMuted}}
+		s.addSlots(nm, opts)
 		for _, o := range s.sorted() {
 			if o.listed {
 				others = append(others, o.info)
@@ -274,6 +276,9 @@ func (r *Room) UpdateSettings(c signal.RoomSettings) (unencrypted int) {
 		if c.P2P != nil {
 			s.settings.NoP2P = !*c.P2P
 		}
+		if c.AudioSlots != nil {
+			s.settings.AudioSlots = *c.AudioSlots
+		}
 		unencrypted = s.unencrypted()
 		if onStage != nil {
 			s.onStage = slices.Clone(onStage)
@@ -326,6 +331,9 @@ func (s *state) unencrypted() int {
 // subscribe sends up to a member: a new track, or for another simulcast encoding of
 // a video it already receives, one more input of the same DownTrack.
 func (s *state) subscribe(to *member, up *forward.UpTrack) {
+	if s.slotted(to, up) {
+		return // it hears up through its audio slots when up is selected
+	}
 	if up.Kind() == webrtc.RTPCodecTypeVideo {
 		if d, ok := to.videoDowns()[up.Source()]; ok {
 			d.Attach(up)
@@ -362,6 +370,7 @@ func (s *state) unpublish(pub *member, up *forward.UpTrack) {
 
 func (s *state) removeMember(m *member) {
 	s.endShare(m)
+	s.dropSlots(m)
 	for len(m.ups) > 0 {
 		s.unpublish(m, m.ups[0])
 	}

@@ -70,6 +70,7 @@ func (s *state) reselect(now time.Time) {
 		}
 	}
 	s.maintainLayers(now)
+	s.selectAudio(now)
 	// One request per newly needed source, to each encoding some receiver targets.
 	for id := range entered {
 		m, ok := s.publisher(id)

@@ -17,6 +17,9 @@ type Settings struct {
 	// PauseGrace is how long after it starts publishing video a sender is never
 	// paused (with VideoPausing).
 	PauseGrace time.Duration
+	// AudioSlots is how many speakers' audio a receiver that plays audio
+	// slots gets (audioslots.go); 0: every microphone on a track of its own.
+	AudioSlots int
 }
 
 // NewSenderGrace is the PauseGrace of servers: a browser's congestion control

@@ -48,6 +48,7 @@ func (s *state) decideSpeaker() {
 	now := time.Now()
 	ev, ok := s.detector.HandleTimeout(now)
 	if !ok {
+		s.selectAudio(now) // the activity changed, if not the dominant speaker
 		return
 	}
 	s.dominant = string(ev.Dominant)

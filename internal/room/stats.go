@@ -165,6 +165,7 @@ type Stats struct {
 	P2P          bool               `json:"p2p"`
 	P2PMode      bool               `json:"p2pMode"`
 	P2PDirect    int                `json:"p2pDirect"`
+	AudioSlots   int                `json:"audioSlots"` // the room's audio selection (audioslots.go); 0: off
 	Speaker      string             `json:"speaker"`
 	Participants []ParticipantStats `json:"participants"`
 	// Tracks counts received tracks by kind (each simulcast encoding is one);
@@ -273,6 +274,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 		Participants: []ParticipantStats{}, Tracks: map[string]int{"audio": 0, "video": 0}, Forwarding: map[string]int{"audio": 0, "video": 0},
 		Totals: s.retired}
 	st.P2PMode, st.P2PDirect = s.p2pStats()
+	st.AudioSlots = s.settings.AudioSlots
 	for _, m := range s.sorted() {
 		if isRemote(m.m) {
 			continue // served by another bridge, which lists it (remote.go)
@@ -310,6 +312,16 @@ func (s *state) stats(name string, now time.Time) Stats {
 			p.BytesOut += c.Bytes
 			if !d.Bypassed() && (d.Kind() == webrtc.RTPCodecTypeAudio || d.Selected()) {
 				st.Forwarding[d.Kind().String()]++
+			}
+		}
+		for i, d := range m.slots.tracks { // its audio slots (audioslots.go)
+			st.Totals.addDown(d)
+			c := d.Counters()
+			p.Receiving++
+			p.PacketsOut += c.Packets
+			p.BytesOut += c.Bytes
+			if m.slots.ups[i] != nil {
+				st.Forwarding[webrtc.RTPCodecTypeAudio.String()]++
 			}
 		}
 		var linkStats *forward.LinkStats

@@ -137,7 +137,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	_, _ = rand.Read(resumeKey)
 	limits := room.Limits{MaxRooms: cfg.MaxRooms, MaxParticipants: cfg.MaxParticipants, RoomsPerAddress: cfg.RoomsPerIP}
 	s := &Server{cfg: cfg, log: log, engine: engine, ln: ln,
-		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace, NoP2P: !cfg.P2P}, limits),
+		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace, NoP2P: !cfg.P2P, AudioSlots: cfg.AudioSlots}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
 		counters: session.NewCounters(), estimates: newEstimates(), started: time.Now()}
 	s.hub.SetLogger(log)

@@ -189,7 +189,7 @@ func (s *Session) join(j *signal.Join) error {
 	welcome.Node, welcome.Fallbacks = s.fallbacks()
 	info := signal.Participant{ID: s.id, Name: s.name, E2EE: j.E2EE, Audience: !perms.Publish}
 	_, existed := s.deps.Hub.Room(j.Room)
-	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote)})
+	r, others, err := s.deps.Hub.JoinWith(j.Room, s, info, room.JoinOptions{Identity: identity, Permissions: perms, Resume: resumed, Address: limit.AddressKey(s.remote), AudioSlots: j.AudioSlots})
 	if err != nil {
 		return joinError(err, s.deps.Limits)
 	}

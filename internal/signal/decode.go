@@ -130,6 +130,9 @@ func validate(in Incoming) error {
 		if n := in.Settings.LastN; n != nil && (*n < -1 || *n > 1000) {
 			return Errorf(CodeBadMessage, false, "room-settings: lastN must be -1..1000")
 		}
+		if n := in.Settings.AudioSlots; n != nil && (*n < 0 || *n > 16) {
+			return Errorf(CodeBadMessage, false, "room-settings: audioSlots must be 0..16")
+		}
 		if len(in.Settings.OnStage) > maxOnStage {
 			return Errorf(CodeBadMessage, false, "room-settings: at most %d on stage", maxOnStage)
 		}

@@ -47,6 +47,11 @@ type RoomSettings struct {
 	// P2P allows (true) or forbids direct connections while the room has two
 	// participants (docs/protocol.md, "Peer to peer").
 	P2P *bool `json:"p2p,omitempty"`
+	// AudioSlots is how many speakers' audio receivers that play audio slots
+	// get (docs/protocol.md, "Audio slots"), 0..16: fewer from the next speaker
+	// decision; a session keeps the slots it joined with, and 0 gives later
+	// joiners a track per microphone.
+	AudioSlots *int `json:"audioSlots,omitempty"`
 }
 
 // RoomState is a room's policy as clients see it.

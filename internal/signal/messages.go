@@ -85,6 +85,10 @@ type Join struct {
 	// Audience joins receive-only: without the publish permission whatever the
 	// token grants, so the server makes no publish connection for it.
 	Audience bool `json:"audience,omitempty"`
+	// AudioSlots: the client plays audio slots (TypeAudioSlots), so the
+	// server may send it the selected speakers' audio on a fixed set of
+	// tracks instead of one track per microphone.
+	AudioSlots bool `json:"audioSlots,omitempty"`
 }
 
 // SDP is an offer or an answer for one of the two peer connections.

@@ -228,6 +228,7 @@ type roomPatch struct {
 	OnStage      []string `json:"onStage"`
 	E2EERequired *bool    `json:"e2eeRequired"`
 	P2P          *bool    `json:"p2p"`
+	AudioSlots   *int     `json:"audioSlots"`
 }
 
 func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
@@ -247,16 +248,20 @@ func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "at most 64 participants on stage")
 		return
 	}
-	if p.LastN == nil && p.OnStage == nil && p.E2EERequired == nil && p.P2P == nil {
-		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN, onStage, e2eeRequired and/or p2p")
+	if p.AudioSlots != nil && (*p.AudioSlots < 0 || *p.AudioSlots > 16) {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "audioSlots must be 0 (off) to 16")
 		return
 	}
-	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired, P2P: p.P2P})
+	if p.LastN == nil && p.OnStage == nil && p.E2EERequired == nil && p.P2P == nil && p.AudioSlots == nil {
+		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN, onStage, e2eeRequired, p2p and/or audioSlots")
+		return
+	}
+	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired, P2P: p.P2P, AudioSlots: p.AudioSlots})
 	if a.Changed != nil {
 		a.Changed()
 	}
 	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage,
-		"e2eeRequired", p.E2EERequired, "p2p", p.P2P, "unencrypted", unencrypted)
+		"e2eeRequired", p.E2EERequired, "p2p", p.P2P, "audioSlots", p.AudioSlots, "unencrypted", unencrypted)
 	if st, ok := a.stats(w, rm); ok {
 		writeJSON(w, http.StatusOK, st)
 	}

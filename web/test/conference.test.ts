@@ -126,7 +126,7 @@ describe('join and welcome', () => {
     expect(t.ws().url).toBe(URL);
     expect(t.conf.state).toBe('connecting');
     t.ws().open();
-    expect(t.ws().sent).toEqual([{ type: 'join', version: 1, room: 'standup', name: 'Alice' }]);
+    expect(t.ws().sent).toEqual([{ type: 'join', version: 1, room: 'standup', name: 'Alice', audioSlots: true }]);
     expect(FakePeerConnection.created).toHaveLength(0);
 
     t.ws().receive(t.welcome());
@@ -174,7 +174,7 @@ describe('join and welcome', () => {
     const t = setup({ localStream: null, audience: true });
     t.conf.join();
     t.ws().open();
-    expect(t.ws().sent).toEqual([{ type: 'join', version: 1, room: 'standup', name: 'Alice', audience: true }]);
+    expect(t.ws().sent).toEqual([{ type: 'join', version: 1, room: 'standup', name: 'Alice', audience: true, audioSlots: true }]);
     t.ws().receive({ ...t.welcome(), permissions: { publish: false, subscribe: true, admin: false } });
     await flush();
     expect(t.of('welcome')).toEqual([{ id: 'pA', room: 'standup', resumed: false, publish: false }]);
@@ -487,6 +487,7 @@ describe('keepalive and reconnect', () => {
       room: 'standup',
       name: 'Alice',
       resume: RESUME,
+      audioSlots: true,
     });
 
     t.ws().receive(t.welcome([bob]));

@@ -50,7 +50,7 @@ describe('a conference follows a redirect', () => {
     expect(sockets[0]!.closedByClient).toBeDefined();
     expect(sockets[1]!.url).toBe(bridge);
     sockets[1]!.open();
-    expect(sockets[1]!.sent[0]).toEqual({ type: 'join', version: 1, room: 'standup', name: 'Alice', token: 'tok' });
+    expect(sockets[1]!.sent[0]).toEqual({ type: 'join', version: 1, room: 'standup', name: 'Alice', token: 'tok', audioSlots: true });
     // A lost connection reconnects to the bridge, not to the entry node.
     sockets[1]!.serverClose(1006);
     clock.advance(60_000);

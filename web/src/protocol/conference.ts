@@ -582,6 +582,8 @@ export class Conference {
       if (this.opts.token !== undefined) join.token = this.opts.token;
       if (this.resume) join.resume = this.resume;
       if (this.opts.e2ee) join.e2ee = true;
+      // Slots change sender under a receiver, which E2EE keys by sender (remote.ts).
+      else join.audioSlots = true;
       if (this.opts.audience) join.audience = true;
       s.send(join);
       this.schedulePing(s);
@@ -728,6 +730,8 @@ export class Conference {
         return this.terminate('bye', msg.reason || 'the server ended the session');
       case 'speaker':
         return this.forwarding.setSpeaker(msg.id === '' ? null : msg.id);
+      case 'audio-slots':
+        return this.media.setSlots(msg.ids);
       case 'forwarded':
         return this.forwarding.setForwarded(msg.ids, msg.lastN);
       case 'pause-video':

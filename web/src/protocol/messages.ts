@@ -189,6 +189,11 @@ export interface SpeakerMessage extends wire.Speaker {
   type: typeof wire.TypeSpeaker;
 }
 
+/** Whose microphone each of this client's audio slots carries (`""`: none); see remote.ts. */
+export interface AudioSlotsMessage extends wire.AudioSlots {
+  type: typeof wire.TypeAudioSlots;
+}
+
 /** The participants whose video this client receives, in priority order, and the N in force (`-1` = unlimited). */
 export interface ForwardedMessage extends wire.Forwarded {
   type: typeof wire.TypeForwarded;
@@ -266,6 +271,7 @@ export type ServerMessage =
   | ErrorMessage
   | ByeMessage
   | SpeakerMessage
+  | AudioSlotsMessage
   | ForwardedMessage
   | PauseVideoMessage
   | ResumeVideoMessage
@@ -530,6 +536,12 @@ export function parseServerMessage(text: string): ServerMessage | undefined {
       const id = v['id'] === undefined || v['id'] === null ? '' : str(v, 'id');
       if (id === undefined) return undefined;
       return { type: 'speaker', id };
+    }
+    case 'audio-slots': {
+      // One entry per slot, "" for an empty one (idList would drop those).
+      const ids = v['ids'];
+      if (!Array.isArray(ids) || ids.length > 16 || !ids.every((x) => typeof x === 'string')) return undefined;
+      return { type: 'audio-slots', ids: ids as string[] };
     }
     case 'forwarded': {
       const ids = idList(v['ids']);

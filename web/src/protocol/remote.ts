@@ -1,10 +1,18 @@
 // The remote tracks of the subscribe connection: which participant (or screen
 // share) each track carries, the track-added / track-removed events, and the
 // lookups getStats() needs. One session's tracks; reset() when it ends.
+//
+// Audio slots (docs/protocol.md, "Audio slots"): a client that announced
+// `audioSlots` gets the selected speakers' microphones on a few fixed tracks
+// (streams "audio-slot-<i>") whose source the server changes, and is told
+// with `audio-slots` whom each carries. A slot's track is shown as the audio
+// of the participant it carries now — track-removed from the former one,
+// track-added to the new one — so the UI and getStats() stay per participant.
 
 import type { ConferenceEvents, Logger, RemoteTracks } from './api';
 import type { Emitter } from './emitter';
 import type { TrackEventLike } from './env';
+import { SlotStreamPrefix } from './generated/messages';
 import { parseTrackId, type MediaKind, type TrackRef } from './stats';
 
 /** Tells end-to-end encryption whose media a receiver carries. */
@@ -19,6 +27,9 @@ export class RemoteMedia {
   private readonly watched = new WeakSet<object>();
   /** Receivers with an end-to-end encryption transform, and the source each carries now. */
   private readonly e2eeReceivers = new Map<unknown, TrackRef>();
+  /** Audio slots by index, and whom each carries by the last `audio-slots`. */
+  private readonly slots = new Map<number, Slot>();
+  private slotOwners: readonly string[] = [];
 
   /** `bind` is null without end-to-end encryption. */
   constructor(
@@ -36,6 +47,8 @@ export class RemoteMedia {
   add(ev: TrackEventLike, live: () => boolean): void {
     const track = ev.track;
     const stream = ev.streams[0] ?? null;
+    const slot = slotIndex(stream?.id ?? track.id);
+    if (slot !== null && track.kind === 'audio') return this.addSlot(slot, ev, live);
     const kind: MediaKind = track.kind === 'audio' ? 'audio' : 'video';
     const participantId = stream?.id ?? parseTrackId(track.id)?.participantId;
     if (!participantId) {
@@ -70,6 +83,57 @@ export class RemoteMedia {
       });
     }
 
+    this.attach(participantId, kind, track, stream);
+  }
+
+  /** Whom the audio slots carry now (`audio-slots`): slot i carries `ids[i]`, `""` nobody. */
+  setSlots(ids: readonly string[]): void {
+    this.slotOwners = [...ids];
+    for (const i of this.slots.keys()) this.applySlot(i);
+  }
+
+  private addSlot(index: number, ev: TrackEventLike, live: () => boolean): void {
+    const track = ev.track;
+    const prev = this.slots.get(index);
+    if (prev?.track === track) return;
+    if (prev) this.detachSlot(prev);
+    const slot: Slot = { track, stream: ev.streams[0] ?? null, mid: ev.transceiver?.mid ?? null, owner: null };
+    this.slots.set(index, slot);
+    if (!this.watched.has(track)) {
+      this.watched.add(track);
+      track.addEventListener('ended', () => {
+        if (!live() || this.slots.get(index)?.track !== track) return;
+        this.detachSlot(slot);
+        this.slots.delete(index);
+      });
+    }
+    this.applySlot(index);
+  }
+
+  /** Shows slot index's track as the audio of the participant it carries now. */
+  private applySlot(index: number): void {
+    const slot = this.slots.get(index);
+    if (!slot) return;
+    const owner = this.slotOwners[index] || null;
+    if (slot.owner === owner) return;
+    this.detachSlot(slot);
+    if (owner === null) return;
+    slot.owner = owner;
+    const ref: TrackRef = { participantId: owner, kind: 'audio' };
+    this.trackIndex.set(slot.track.id, ref);
+    if (slot.mid) this.midIndex.set(slot.mid, ref);
+    this.attach(owner, 'audio', slot.track, slot.stream);
+  }
+
+  private detachSlot(slot: Slot): void {
+    if (slot.owner === null) return;
+    this.trackGone(slot.track);
+    this.trackIndex.delete(slot.track.id);
+    if (slot.mid) this.midIndex.delete(slot.mid);
+    slot.owner = null;
+  }
+
+  private attach(participantId: string, kind: MediaKind, track: MediaStreamTrack, stream: MediaStream | null): void {
     const entry = this.remote.get(participantId) ?? {};
     const prev = entry[kind];
     if (prev?.track === track) return;
@@ -106,6 +170,8 @@ export class RemoteMedia {
     this.trackIndex.clear();
     this.e2eeReceivers.clear();
     this.midIndex.clear();
+    this.slots.clear();
+    this.slotOwners = [];
   }
 
   /** The source of an inbound stats entry, when its track is still in use. */
@@ -140,4 +206,19 @@ export class RemoteMedia {
     if (!entry.audio && !entry.video) this.remote.delete(participantId);
     this.emitter.emit('track-removed', { participantId, kind, track: t.track });
   }
+}
+
+/** An audio slot's track and whom it carries now (null: nobody). */
+interface Slot {
+  readonly track: MediaStreamTrack;
+  readonly stream: MediaStream | null;
+  readonly mid: string | null;
+  owner: string | null;
+}
+
+/** The slot an id names ("audio-slot-<i>"), or null. */
+export function slotIndex(id: string): number | null {
+  if (!id.startsWith(SlotStreamPrefix)) return null;
+  const n = Number(id.slice(SlotStreamPrefix.length));
+  return Number.isInteger(n) && n >= 0 && n < 64 ? n : null;
 }

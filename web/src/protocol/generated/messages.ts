@@ -45,6 +45,33 @@ export interface Muted {
   video: boolean;
 }
 
+// ---- audioslots.go ----
+
+/**
+ * TypeAudioSlots tells a receiver that plays audio slots (Join.AudioSlots)
+ * whose microphone each of its slots carries now (docs/protocol.md, "Audio
+ * slots").
+ */
+export const TypeAudioSlots = "audio-slots";
+
+/**
+ * SlotStreamPrefix starts the stream and track id of every audio slot,
+ * followed by its number: "audio-slot-0", "audio-slot-1", ... Participant ids
+ * never contain '-', so no source's stream id starts with it.
+ */
+export const SlotStreamPrefix = "audio-slot-";
+
+/**
+ * AudioSlots maps a receiver's audio slots to participants: slot i (the
+ * track and stream "audio-slot-<i>") carries the microphone of IDs[i], ""
+ * for none. Sent when the receiver joined and whenever a slot's source
+ * changes; the audio changes source at a packet marked as a talkspurt start
+ * a moment before or after the message.
+ */
+export interface AudioSlots {
+  ids: string[];
+}
+
 // ---- bandwidth.go ----
 
 /** Bandwidth adaptation messages (docs/protocol.md), server → client only. */
@@ -229,6 +256,13 @@ export interface RoomSettings {
    * participants (docs/protocol.md, "Peer to peer").
    */
   p2p?: boolean;
+  /**
+   * AudioSlots is how many speakers' audio receivers that play audio slots
+   * get (docs/protocol.md, "Audio slots"), 0..16: fewer from the next speaker
+   * decision; a session keeps the slots it joined with, and 0 gives later
+   * joiners a track per microphone.
+   */
+  audioSlots?: number;
 }
 
 /** RoomState is a room's policy as clients see it. */
@@ -357,6 +391,12 @@ export interface Join {
    * token grants, so the server makes no publish connection for it.
    */
   audience?: boolean;
+  /**
+   * AudioSlots: the client plays audio slots (TypeAudioSlots), so the
+   * server may send it the selected speakers' audio on a fixed set of
+   * tracks instead of one track per microphone.
+   */
+  audioSlots?: boolean;
 }
 
 /** SDP is an offer or an answer for one of the two peer connections. */
@@ -566,6 +606,7 @@ export type MessageType =
   | typeof TypeToken
   | typeof TypeDraining
   | typeof TypeMuted
+  | typeof TypeAudioSlots
   | typeof TypeSuspended
   | typeof TypeStats
   | typeof TypeChat
