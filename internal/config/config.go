@@ -46,6 +46,10 @@ type Config struct {
 	MaxMessageBytes int           `key:"max-message-bytes" help:"largest signaling message accepted, in bytes"`
 	TrustProxy      bool          `key:"trust-proxy" help:"take client addresses from X-Forwarded-For (only behind a reverse proxy that sets it)"`
 	DrainTimeout    time.Duration `key:"drain-timeout" help:"on SIGTERM, how long rooms may carry on before they are closed (e.g. 30s)"`
+	// Overload protection (docs/scale.md "Overload").
+	Overload     bool    `key:"overload" help:"shed video when the server's CPU or send buffers are overused, and refuse joins once every room is audio only"`
+	OverloadCPU  float64 `key:"overload-cpu" help:"CPU use (fraction of the usable cores, smoothed) above which video is shed"`
+	UnderloadCPU float64 `key:"underload-cpu" help:"CPU use below which shed video is restored, a step every 10 s"`
 	// Cluster (docs/cluster.md).
 	Region         string   `key:"region" help:"this node's region; participants who reach it are placed in this region unless they say otherwise"`
 	ClusterListen  string   `key:"cluster-listen" help:"host:port of this node's NATS cluster (route) listener; unset: a single node"`
@@ -103,6 +107,9 @@ func Default() Config {
 		SignalingBurst:  100,
 		MaxMessageBytes: 64 << 10,
 		DrainTimeout:    30 * time.Second,
+		Overload:        true,
+		OverloadCPU:     0.85,
+		UnderloadCPU:    0.6,
 
 		TURNRealm:          "podium",
 		TURNCredentialTTL:  6 * time.Hour,
@@ -166,6 +173,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.validateTURN()...)
+	errs = append(errs, c.validateOverload()...)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:

@@ -52,6 +52,7 @@ func TestLoadYAML(t *testing.T) {
 	want.AudioSlots = 2
 	want.LogLevel, want.LogJSON = "debug", true
 	want.Dev = true
+	want.OverloadCPU = 0.9
 	want.AuthKeys = []string{"2026-01:0123456789abcdef0123456789abcdef", "2025-12:fedcba9876543210fedcba9876543210"}
 	want.MetricsToken, want.MetricsHTTP = "metrics-0123456789abcdef", "10.0.0.2:9090"
 	want.MaxRooms, want.MaxParticipants, want.MaxTracks, want.JoinsPerIP = 50, 25, 2, 30

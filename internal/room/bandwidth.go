@@ -67,7 +67,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		if _, forwarded := downs[string(id)]; !ok || !forwarded {
 			continue
 		}
-		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(now), Want: m.constraints[string(id)]})
+		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(now), Want: s.settings.capWant(m.constraints[string(id)])})
 	}
 	sharesFirst(sources)
 	audio := s.audioBitrate(now, m)

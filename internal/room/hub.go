@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/podium-sfu/podium/internal/signal"
@@ -59,6 +60,7 @@ type Hub struct {
 	rooms    map[string]*Room
 	closed   bool
 	draining *signal.Draining // set once draining starts
+	busy     atomic.Bool      // overloaded: new joins get ErrBusy (overload.go)
 	retired  Totals           // what rooms that ended counted
 	opened   map[string]int   // live rooms by the address that opened them
 	wg       sync.WaitGroup
@@ -97,6 +99,10 @@ func (h *Hub) JoinWith(name string, m Member, info signal.Participant, opts Join
 	if h.draining != nil && !(ok && opts.Resume) {
 		h.mu.Unlock()
 		return nil, nil, ErrDraining
+	}
+	if h.busy.Load() && !(ok && opts.Resume) {
+		h.mu.Unlock()
+		return nil, nil, ErrBusy
 	}
 	if !ok {
 		if h.limits.MaxRooms > 0 && len(h.rooms) >= h.limits.MaxRooms {

@@ -22,7 +22,7 @@ func (s *state) reselect(now time.Time) {
 	entered := map[string]bool{}
 	selections := make([][]lastn.ID, 0, len(s.members))
 	for _, m := range s.sorted() {
-		n := effectiveN(s.settings.LastN, m.wantN)
+		n := s.settings.capN(effectiveN(s.settings.LastN, m.wantN))
 		sel := lastn.Select(orderFor(order, m), lastn.ID(m.info.ID), m.pinned, n)
 		if m.perms.Subscribe { // one who is sent no media watches nobody: it keeps no sender unpaused
 			needs := sel

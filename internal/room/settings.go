@@ -1,6 +1,10 @@
 package room
 
-import "time"
+import (
+	"time"
+
+	"github.com/podium-sfu/podium/internal/algo/overload"
+)
 
 // Settings are a room's policy.
 type Settings struct {
@@ -20,6 +24,8 @@ type Settings struct {
 	// AudioSlots is how many speakers' audio a receiver that plays audio
 	// slots gets (audioslots.go); 0: every microphone on a track of its own.
 	AudioSlots int
+	// Shed is the overload controller's ceiling (overload.go); nil: none.
+	Shed *overload.Cap
 }
 
 // NewSenderGrace is the PauseGrace of servers: a browser's congestion control

@@ -102,7 +102,7 @@ func (s *state) maintainLayers(now time.Time) {
 				continue
 			}
 			encs := pub.encodings(now)
-			want := m.constraints[source]
+			want := s.settings.capWant(m.constraints[source])
 			if !allocated {
 				choice := layers.Choose(encs, want, 0)
 				if choice.Encoding < 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/algo/overload"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -174,6 +175,9 @@ type Stats struct {
 	Tracks     map[string]int `json:"tracks"`
 	Forwarding map[string]int `json:"forwardedStreams"`
 	Totals     Totals         `json:"-"`
+	// Shed is the overload protection's ceiling on the room's video while it
+	// sheds (overload.go); nil otherwise.
+	Shed *overload.Cap `json:"shed,omitempty"`
 }
 
 // ParticipantStats is one participant with what it sends and receives.
@@ -275,6 +279,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 		Totals: s.retired}
 	st.P2PMode, st.P2PDirect = s.p2pStats()
 	st.AudioSlots = s.settings.AudioSlots
+	st.Shed = s.settings.Shed
 	for _, m := range s.sorted() {
 		if isRemote(m.m) {
 			continue // served by another bridge, which lists it (remote.go)

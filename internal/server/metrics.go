@@ -33,7 +33,7 @@ func newEstimates() prometheus.Histogram {
 // With metrics-http it opens that listener for /metrics alone (plain HTTP, for
 // a private network) and returns nil for http; otherwise the handler for http.
 func (s *Server) setUpMetrics() (http.Handler, error) {
-	reg, err := metrics.NewRegistry(collector{s}, s.estimates, clusterCollector{s}, relayCollector{s})
+	reg, err := metrics.NewRegistry(collector{s}, s.estimates, clusterCollector{s}, relayCollector{s}, overloadCollector{s})
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/podium-sfu/podium/internal/algo/overload"
 	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/broadcast"
 	"github.com/podium-sfu/podium/internal/cluster"
@@ -67,6 +68,8 @@ type Server struct {
 	turn *turn.Server // the embedded TURN server (nil: off)
 
 	broadcast *broadcast.Handler // WHIP and WHEP (docs/broadcast.md)
+
+	overload *overloadParts // overload protection (overload.go); nil: off
 }
 
 // Options are knobs tests need beyond the configuration.
@@ -84,6 +87,13 @@ type Options struct {
 	// and ClusterTTL override the registry's 2 s and 6 s (tests).
 	NodeID                       string
 	ClusterHeartbeat, ClusterTTL time.Duration
+	// CPU, when set, replaces the process's measured CPU fraction as the
+	// overload protection's input (tests); OverloadInterval (0: 1 s) and
+	// OverloadTiming (nil: the defaults; thresholds still from the
+	// configuration) speed it up.
+	CPU              func(now time.Time) float64
+	OverloadInterval time.Duration
+	OverloadTiming   *overload.Config
 }
 
 // New opens the media and HTTP sockets; Serve starts answering.
@@ -139,7 +149,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, engine: engine, ln: ln,
 		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace, NoP2P: !cfg.P2P, AudioSlots: cfg.AudioSlots}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
-		counters: session.NewCounters(), estimates: newEstimates(), started: time.Now()}
+		counters: session.NewCounters(), estimates: newEstimates(), started: time.Now(), overload: newOverload(cfg, opts)}
 	s.hub.SetLogger(log)
 	if err := s.startCluster(opts); err != nil {
 		_ = ln.Close()
@@ -217,6 +227,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	stopMetrics := s.serveMetrics()
+	stopOverload := s.runOverload()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -226,6 +237,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
 	stopMetrics(shutdownCtx)
+	stopOverload()
 	s.cancelSessions(session.ErrShutdown)
 	s.sessions.Wait()
 	s.broadcast.Close()

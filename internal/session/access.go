@@ -113,6 +113,8 @@ func joinError(err error, limits room.Limits) error {
 	switch {
 	case errors.Is(err, room.ErrDraining), errors.Is(err, room.ErrClosed):
 		return signal.Errorf(signal.CodeDraining, true, "%v; try again in a moment (another server may take you)", err)
+	case errors.Is(err, room.ErrBusy):
+		return signal.Errorf(signal.CodeServerBusy, true, "%v; try again in a minute", err)
 	case errors.Is(err, room.ErrTooManyRooms):
 		return signal.Errorf(signal.CodeServerFull, true, "%v (%d)", err, limits.MaxRooms)
 	case errors.Is(err, room.ErrTooManyRoomsFromAddress):

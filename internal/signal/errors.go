@@ -34,6 +34,7 @@ const (
 	CodeRateLimited   = "rate-limited"    // signaling-rate exceeded
 	CodeTooManyTracks = "too-many-tracks" // max-tracks exceeded by a publish offer
 	CodeDraining      = "draining"        // the server is shutting down and takes no joins
+	CodeServerBusy    = "server-busy"     // overloaded: every room is down to audio only, no new joins
 
 	// What a client names must exist and is bounded.
 	CodeUnknownParticipant = "unknown-participant" // pin of an id not in the room
@@ -47,7 +48,7 @@ var Codes = []string{
 	CodeBadMessage, CodeTooLarge, CodeUnknownType, CodeNotJoined, CodeBadVersion, CodeBadRoom, CodeBadName,
 	CodeBadSDP, CodeBadCandidate, CodeNegotiationTimeout, CodeInternal, CodeTransportFailed,
 	CodeUnauthorized, CodeTokenExpired, CodeForbidden, CodeE2EERequired,
-	CodeRoomFull, CodeServerFull, CodeTooManyJoins, CodeTooManyRooms, CodeRateLimited, CodeTooManyTracks, CodeDraining,
+	CodeRoomFull, CodeServerFull, CodeTooManyJoins, CodeTooManyRooms, CodeRateLimited, CodeTooManyTracks, CodeDraining, CodeServerBusy,
 	CodeUnknownParticipant, CodeTooManyPins,
 	CodeChatTooLong, CodeChatRateLimited,
 	CodeP2PNotPeer, CodeP2PTooLarge, CodeP2PRateLimited,

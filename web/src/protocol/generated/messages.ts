@@ -204,6 +204,7 @@ export const CodeTooManyRooms = "too-many-rooms"; // rooms-per-ip: the address h
 export const CodeRateLimited = "rate-limited"; // signaling-rate exceeded
 export const CodeTooManyTracks = "too-many-tracks"; // max-tracks exceeded by a publish offer
 export const CodeDraining = "draining"; // the server is shutting down and takes no joins
+export const CodeServerBusy = "server-busy"; // overloaded: every room is down to audio only, no new joins
 /** What a client names must exist and is bounded. */
 export const CodeUnknownParticipant = "unknown-participant"; // pin of an id not in the room
 export const CodeTooManyPins = "too-many-pins"; // more than room.MaxPins pins
@@ -674,6 +675,7 @@ export type ErrorCode =
   | typeof CodeRateLimited
   | typeof CodeTooManyTracks
   | typeof CodeDraining
+  | typeof CodeServerBusy
   | typeof CodeUnknownParticipant
   | typeof CodeTooManyPins
   | typeof CodeP2PNotPeer
