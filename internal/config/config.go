@@ -47,7 +47,7 @@ type Config struct {
 	TrustProxy      bool          `key:"trust-proxy" help:"take client addresses from X-Forwarded-For (only behind a reverse proxy that sets it)"`
 	DrainTimeout    time.Duration `key:"drain-timeout" help:"on SIGTERM, how long rooms may carry on before they are closed (e.g. 30s)"`
 	// Overload protection (docs/scale.md "Overload").
-	Overload     bool    `key:"overload" help:"shed video when the server's CPU or send buffers are overused, and refuse joins once every room is audio only"`
+	Overload     bool    `key:"overload" help:"shed video when the server's CPU is overused, and refuse joins once every room is audio only"`
 	OverloadCPU  float64 `key:"overload-cpu" help:"CPU use (fraction of the usable cores, smoothed) above which video is shed"`
 	UnderloadCPU float64 `key:"underload-cpu" help:"CPU use below which shed video is restored, a step every 10 s"`
 	// Cluster (docs/cluster.md).
