@@ -333,7 +333,9 @@ func TestAdaptationAt128kbps(t *testing.T) {
 	if fps < 7 {
 		t.Errorf("%.1f fps decoded under a 128 kb/s cap (10–30 s after it), want at least 7", fps)
 	}
-	if freeze > time.Second {
+	// Freezes are counted in sampler periods: CI read five periods as
+	// 1.000037 s and failed on timer jitter, so compare at that resolution.
+	if freeze.Round(sampleEvery) > time.Second {
 		t.Errorf("video froze for %v under a 128 kb/s cap (10–30 s after it), want at most 1 s", freeze)
 	}
 	// Issue 22 asks for 5 s; measured 2.4–4.9 s in 8 runs, 7.4 s in one and
