@@ -27,7 +27,7 @@ func TestOverloadShedsVideoKeepsAudioAndRestores(t *testing.T) {
 	var cpu atomic.Uint64
 	setCPU := func(x float64) { cpu.Store(math.Float64bits(x)) }
 	setCPU(0.1)
-	timing := overload.Config{DropOveruse: 1, DownWait: 400 * time.Millisecond, UpWait: 600 * time.Millisecond}
+	timing := overload.Config{DownWait: 400 * time.Millisecond, UpWait: 600 * time.Millisecond}
 	srv := startServer(t, Options{CPU: func(time.Time) float64 { return math.Float64frombits(cpu.Load()) },
 		OverloadInterval: 100 * time.Millisecond, OverloadTiming: &timing})
 

@@ -17,9 +17,6 @@ type Config struct {
 	// Overuse and Underuse are the smoothed CPU fractions (of the cores the
 	// process may use) above which video is shed and below which it is restored.
 	Overuse, Underuse float64
-	// DropOveruse is the fraction of datagrams the kernel refused to queue
-	// (send buffers full) that counts as overuse whatever the CPU.
-	DropOveruse float64
 	// Smoothing is the time constant of the CPU average: one busy second is
 	// not overload.
 	Smoothing time.Duration
@@ -31,15 +28,14 @@ type Config struct {
 
 // DefaultConfig sheds above 85 % CPU and restores below 60 %.
 func DefaultConfig() Config {
-	return Config{Overuse: 0.85, Underuse: 0.6, DropOveruse: 0.01, Smoothing: 2 * time.Second,
+	return Config{Overuse: 0.85, Underuse: 0.6, Smoothing: 2 * time.Second,
 		DownWait: 2 * time.Second, UpWait: 10 * time.Second}
 }
 
 // Sample is one measurement of the node.
 type Sample struct {
-	At    time.Time
-	CPU   float64 // CPU time used over the last interval / (interval × usable cores)
-	Drops float64 // fraction of the interval's datagrams refused by full send buffers
+	At  time.Time
+	CPU float64 // CPU time used over the last interval / (interval × usable cores)
 }
 
 // Room is what the controller needs of a live room.
@@ -125,8 +121,8 @@ func (c *Controller) Observe(s Sample, rooms []Room) Change {
 	var ch Change
 	c.smooth(s)
 	c.track(rooms)
-	over := c.load > c.cfg.Overuse || s.Drops > c.cfg.DropOveruse
-	under := c.load < c.cfg.Underuse && s.Drops == 0
+	over := c.load > c.cfg.Overuse
+	under := c.load < c.cfg.Underuse
 	c.measure(s.At, over)
 	switch {
 	case over:

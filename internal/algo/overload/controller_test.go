@@ -260,15 +260,6 @@ func TestLevels(t *testing.T) {
 	}
 }
 
-func TestSendDropsAreOveruse(t *testing.T) {
-	c := New(DefaultConfig())
-	rooms := threeRooms()
-	ch := c.Observe(Sample{At: t0, CPU: 0.2, Drops: 0.05}, rooms)
-	if len(ch.Steps) != 1 {
-		t.Fatalf("full send buffers at 20 %% CPU shed %d steps, want 1", len(ch.Steps))
-	}
-}
-
 func TestNewRoomStartsAtTheLowestLevelAndEndedRoomsAreForgotten(t *testing.T) {
 	cfg := DefaultConfig()
 	c := New(cfg)
