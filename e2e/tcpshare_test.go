@@ -55,6 +55,8 @@ const (
 	guardTenAudioLoss = 0.12
 	guardRecovery     = 25 * time.Second
 	guardQueueP95     = 90 * time.Millisecond
+	// minTCPKbps: less than this over a phase means iperf3 did not run.
+	minTCPKbps = 250
 )
 
 // highEntropyCamera is camera (media_test.go) with temporal noise over the
@@ -444,7 +446,10 @@ func (s *shareRun) phaseFigures(name string, from, to time.Time, one, ten bool) 
 	s.figure("ADAPTATION scenario=tcp-share phase=%s video_kbps=%.0f tcp_kbps=%.0f stage_kbps=%.0f stage_fps=%.1f longest_stall=%s frozen_s=%.1f "+
 		"audio_loss=%.2f%% queue_p95_ms=%d stage_samples_suspended=%d/%d height_changes=%d", name, w.VideoKbps, w.TCPKbps, ss.Bitrate(from, to),
 		fps, secs(stall), ss.FrozenSeconds(from, to), 100*w.AudioLoss, w.QueueP95.Milliseconds(), suspended, len(win), ss.HeightChanges(from, to))
-	if (one || ten) && w.TCPKbps < 1000 {
+	// A flow that ran gets far more than this over a phase; how much more
+	// depends on how well the video holds its share (CI: 966 kb/s beside
+	// 2.6 Mb/s of video against one flow), so this only catches iperf3 failing.
+	if (one || ten) && w.TCPKbps < minTCPKbps {
 		t.Errorf("%s: the competing TCP got %.0f kb/s: the flows did not run", name, w.TCPKbps)
 	}
 	if one {
