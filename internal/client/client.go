@@ -207,7 +207,10 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	return c, nil
 }
 
-func newAPI() (*webrtc.API, error) {
+// NewAPI is the pion API of Podium's Go clients (load generator, WHIP/WHEP
+// tools, tests): default codecs and interceptors, the audio level extension,
+// UDP over IPv4 with loopback candidates.
+func NewAPI() (*webrtc.API, error) {
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
 		return nil, err
@@ -229,7 +232,7 @@ func (c *Client) openPeerConnections(cfg webrtc.Configuration) error {
 	api := c.opts.API
 	if api == nil {
 		var err error
-		if api, err = newAPI(); err != nil {
+		if api, err = NewAPI(); err != nil {
 			return err
 		}
 	}

@@ -46,7 +46,7 @@ func (n *socketsNet) sockets() []netip.AddrPort {
 	return append([]netip.AddrPort(nil), n.addrs...)
 }
 
-// observedAPI is the test client's API (as client.newAPI makes it) on a
+// observedAPI is the test client's API (as client.NewAPI makes it) on a
 // socketsNet.
 func observedAPI(t *testing.T) (*webrtc.API, *socketsNet) {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/client"
 	pmedia "github.com/podium-sfu/podium/internal/media"
 )
 
@@ -38,7 +39,7 @@ type PlayerStats struct {
 
 // Play asks endpoint (http://host/whep/<room>) for the room's stage.
 func Play(ctx context.Context, endpoint, token string) (*Player, error) {
-	api, err := newAPI()
+	api, err := client.NewAPI()
 	if err != nil {
 		return nil, err
 	}

@@ -15,35 +15,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 	"github.com/pion/webrtc/v4/pkg/media"
 
+	"github.com/podium-sfu/podium/internal/client"
 	"github.com/podium-sfu/podium/internal/clip"
 )
-
-// AudioLevelURI is the RFC 6464 client-to-mixer audio level extension.
-const AudioLevelURI = "urn:ietf:params:rtp-hdrext:ssrc-audio-level"
-
-func newAPI() (*webrtc.API, error) {
-	m := &webrtc.MediaEngine{}
-	if err := m.RegisterDefaultCodecs(); err != nil {
-		return nil, err
-	}
-	if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: AudioLevelURI}, webrtc.RTPCodecTypeAudio); err != nil {
-		return nil, err
-	}
-	r := &interceptor.Registry{}
-	if err := webrtc.RegisterDefaultInterceptors(m, r); err != nil {
-		return nil, err
-	}
-	var s webrtc.SettingEngine
-	s.SetIncludeLoopbackCandidate(true)
-	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(r), webrtc.WithSettingEngine(s)), nil
-}
 
 // exchange POSTs a complete offer (candidates gathered) to endpoint and
 // applies the answer; it returns the resource URL.
@@ -123,7 +102,7 @@ type Publisher struct {
 // Publish joins the room of endpoint (http://host/whip/<room>) and sends the
 // video clip and silence (SetSpeaking for speech).
 func Publish(ctx context.Context, endpoint, token string, video *clip.Video) (*Publisher, error) {
-	api, err := newAPI()
+	api, err := client.NewAPI()
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +197,7 @@ func (p *Publisher) sendAudio(speech, noise *clip.Audio) {
 	defer tick.Stop()
 	ext := uint8(0)
 	for _, x := range p.asender.GetParameters().HeaderExtensions {
-		if x.URI == AudioLevelURI {
+		if x.URI == client.AudioLevelURI {
 			ext = uint8(x.ID)
 		}
 	}
