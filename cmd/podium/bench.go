@@ -259,6 +259,7 @@ func benchWAN(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.Duration, "duration", 10*time.Second, "measured window per strategy")
 	fs.Float64Var(&o.Tolerance, "tolerance", 10, "ms of mean mouth-to-ear ours may be above single-bridge in a room where it placed differently (and must be below it in one)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	svg := fs.String("svg", "", "also write the end-to-end RTT by room and strategy as an SVG bar chart to this file, captioned with this command")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -268,6 +269,12 @@ func benchWAN(ctx context.Context, args []string) error {
 	o.Strategies = strings.Split(*strategies, ",")
 	o.Progress = os.Stderr
 	rows, err := bench.WAN(ctx, o)
+	if *svg != "" && len(rows) > 0 {
+		chart := bench.WANChart(rows, strings.Join(append([]string{"podium", "bench", "wan"}, args...), " "))
+		if werr := os.WriteFile(*svg, chart.SVG(), 0o644); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
 	fmt.Println("| room | users (join order) | strategy | bridges | model mouth-to-ear ms | measured mean ms | p50 ms | end-to-end RTT ms |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {

@@ -143,3 +143,92 @@ func num(v float64) string {
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// BarChart is a grouped bar chart: one group per category, one bar per series
+// in each, optionally with a mark per bar (e.g. a model's prediction).
+type BarChart struct {
+	Title          string
+	Caption        string // small text under the axis label (e.g. the command that made it)
+	XLabel, YLabel string
+	Groups         []string
+	Series         []BarSeries
+	MarkName       string // legend of the marks; "" when there are none
+}
+
+// BarSeries is one bar in every group: Values[i] in Groups[i]; Marks, when
+// set, draws a short black line across the bar at Marks[i].
+type BarSeries struct {
+	Name   string
+	Values []float64
+	Marks  []float64
+}
+
+// SVG renders the chart.
+func (c BarChart) SVG() []byte {
+	ymax := 0.0
+	for _, s := range c.Series {
+		for i, v := range s.Values {
+			ymax = math.Max(ymax, v)
+			if i < len(s.Marks) {
+				ymax = math.Max(ymax, s.Marks[i])
+			}
+		}
+	}
+	ystep := niceStep(ymax / 5)
+	ytop := math.Max(ystep, math.Ceil(ymax/ystep)*ystep)
+	// Headroom for the legend above the tallest bar.
+	ytop += ystep
+	below := marginBelow
+	if c.Caption != "" {
+		below += 16
+	}
+	h := chartH + below - marginBelow
+	pw, ph := float64(chartW-marginL-marginR), float64(h-marginTop-below)
+	py := func(y float64) float64 { return marginTop + ph - y/ytop*ph }
+	groupW := pw / float64(max(len(c.Groups), 1))
+	barW := groupW * 0.8 / float64(max(len(c.Series), 1))
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartW, h, chartW, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%d" y="22" text-anchor="middle" font-size="14" font-weight="bold">%s</text>`+"\n", chartW/2, esc(c.Title))
+	for y := 0.0; y <= ytop+ystep/2; y += ystep {
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", marginL, py(y), chartW-marginR, py(y))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, py(y)+4, num(y))
+	}
+	for gi, g := range c.Groups {
+		x0 := marginL + groupW*float64(gi) + groupW*0.1
+		for si, s := range c.Series {
+			if gi >= len(s.Values) {
+				continue
+			}
+			x, v := x0+barW*float64(si), s.Values[gi]
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s, %s: %s</title></rect>`+"\n",
+				x+1, py(v), barW-2, py(0)-py(v), palette[si%len(palette)], esc(g), esc(s.Name), num(math.Round(v)))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%s</text>`+"\n", x+barW/2, py(v)-3, num(math.Round(v)))
+			if gi < len(s.Marks) {
+				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black" stroke-width="2"/>`+"\n", x+1, py(s.Marks[gi]), x+barW-1, py(s.Marks[gi]))
+			}
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", marginL+groupW*(float64(gi)+0.5), py(0)+18, esc(g))
+	}
+	fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", marginL, py(0), chartW-marginR, py(0))
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", marginL, marginTop, marginL, py(0))
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", marginL+pw/2, py(0)+40, esc(c.XLabel))
+	if c.Caption != "" {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="10" font-family="monospace">%s</text>`+"\n", marginL+pw/2, h-10, esc(c.Caption))
+	}
+	fmt.Fprintf(&b, `<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">%s</text>`+"\n", marginTop+ph/2, marginTop+ph/2, esc(c.YLabel))
+	lx := marginL + 12
+	for si, s := range c.Series {
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n",
+			lx, marginTop+2, palette[si%len(palette)], lx+18, marginTop+11, esc(s.Name))
+		lx += 30 + 7*len(s.Name)
+	}
+	if c.MarkName != "" {
+		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black" stroke-width="2"/><text x="%d" y="%d">%s</text>`+"\n",
+			lx, marginTop+7, lx+14, marginTop+7, lx+18, marginTop+11, esc(c.MarkName))
+	}
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}

@@ -307,6 +307,36 @@ func wanStrategy(ctx context.Context, o WANOptions, strategy string, byRegion ma
 	return rows, nil
 }
 
+// WANChart is the end-to-end RTT (twice the measured mean mouth-to-ear) of
+// each room under each strategy, the model's as a mark on each bar; command,
+// the one that measured rows, is its caption.
+func WANChart(rows []WANRow, command string) BarChart {
+	c := BarChart{Title: "End-to-end RTT by room and bridge selection (Table 8.1 RTTs emulated)", Caption: command,
+		XLabel: "room", YLabel: "end-to-end RTT (ms)", MarkName: "model"}
+	room := map[string]int{}
+	strategy := map[string]int{}
+	for _, r := range rows {
+		if _, ok := room[r.Room]; !ok {
+			room[r.Room] = len(c.Groups)
+			c.Groups = append(c.Groups, r.Room)
+		}
+		if _, ok := strategy[r.Strategy]; !ok {
+			strategy[r.Strategy] = len(c.Series)
+			c.Series = append(c.Series, BarSeries{Name: r.Strategy})
+		}
+	}
+	for i := range c.Series {
+		c.Series[i].Values = make([]float64, len(c.Groups))
+		c.Series[i].Marks = make([]float64, len(c.Groups))
+	}
+	for _, r := range rows {
+		s := &c.Series[strategy[r.Strategy]]
+		s.Values[room[r.Room]] = 2 * r.MeanMs
+		s.Marks[room[r.Room]] = 2 * r.ModelMs
+	}
+	return c
+}
+
 func loopbackAddr(a netip.AddrPort) netip.AddrPort {
 	if a.Addr().IsUnspecified() {
 		return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), a.Port())

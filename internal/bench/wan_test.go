@@ -1,7 +1,11 @@
 package bench
 
 import (
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +38,38 @@ func TestPlace(t *testing.T) {
 	naive, _ := Place(StrategyNearest, WANRooms[0].Users)
 	if !slices.Equal(naive, []string{"us-e", "eu", "eu", "us-e", "us-w"}) {
 		t.Errorf("middle room, Algorithm 3: %v, want the thesis' split", naive)
+	}
+}
+
+// TestWANChart: one bar per room and strategy, its height the end-to-end RTT
+// (twice the measured mouth-to-ear), grouped by room, the command as caption.
+func TestWANChart(t *testing.T) {
+	rows := []WANRow{
+		{Strategy: StrategySingle, Room: "middle", MeanMs: 146.4, ModelMs: 139},
+		{Strategy: StrategySingle, Room: "far", MeanMs: 364.5, ModelMs: 354},
+		{Strategy: StrategyOurs, Room: "middle", MeanMs: 151.1, ModelMs: 139},
+		{Strategy: StrategyOurs, Room: "far", MeanMs: 221.4, ModelMs: 206},
+	}
+	svg := string(WANChart(rows, "podium bench wan --svg x.svg").SVG())
+	heights := map[string]float64{}
+	for _, m := range regexp.MustCompile(`height="([0-9.]+)" fill="#[0-9a-f]+"><title>([^<]+)</title>`).FindAllStringSubmatch(svg, -1) {
+		h, _ := strconv.ParseFloat(m[1], 64)
+		heights[m[2]] = h
+	}
+	want := map[string]float64{"middle, single: 293": 292.8, "far, single: 729": 729, "middle, ours: 302": 302.2, "far, ours: 443": 442.8}
+	if len(heights) != len(want) {
+		t.Fatalf("bars %v, want %v", heights, want)
+	}
+	for bar, rtt := range want {
+		h, ok := heights[bar]
+		if !ok {
+			t.Fatalf("no bar %q in %v", bar, heights)
+		}
+		if ratio := h / heights["far, single: 729"]; math.Abs(ratio-rtt/729) > 0.01 {
+			t.Errorf("bar %q: height ratio %.3f, want %.3f", bar, ratio, rtt/729)
+		}
+	}
+	if !strings.Contains(svg, "podium bench wan --svg x.svg") || strings.Index(svg, ">middle<") > strings.Index(svg, ">far<") {
+		t.Errorf("caption or room order wrong:\n%s", svg)
 	}
 }
