@@ -85,10 +85,7 @@ func benchForward(ctx context.Context, args []string) error {
 		"up to this many, until receivers lose ≥ 0.5 % or the scenario stops holding; report the highest packets/s held and its x_floor")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // -h: exit in main.go ends with status 0
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
@@ -143,10 +140,7 @@ func benchFloor(ctx context.Context, args []string) error {
 	fs.IntVar(&o.Procs, "procs", 1, "the forwarder's GOMAXPROCS")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // -h: exit in main.go ends with status 0
 	}
 	o.Progress = os.Stderr
 	res, err := bench.Floor(ctx, o)
@@ -172,10 +166,7 @@ func benchLastN(ctx context.Context, args []string) error {
 	fs.StringVar(&o.OutDir, "out", "lastn-results", "directory for lastn.csv, the SVG plots and lastn-summary.md")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // -h: exit in main.go ends with status 0
 	}
 	var err error
 	if o.Ks, err = parseInts(*ks); err != nil {
@@ -235,10 +226,7 @@ func benchCascade(ctx context.Context, args []string) error {
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // -h: exit in main.go ends with status 0
 	}
 	if !*quiet {
 		o.Progress = os.Stderr
@@ -261,10 +249,7 @@ func benchWAN(ctx context.Context, args []string) error {
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	svg := fs.String("svg", "", "also write the end-to-end RTT by room and strategy as an SVG bar chart to this file, captioned with this command")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // -h: exit in main.go ends with status 0
 	}
 	o.Strategies = strings.Split(*strategies, ",")
 	o.Progress = os.Stderr

@@ -62,10 +62,7 @@ func loadCommand(args []string) error {
 	seed := fs.Uint64("seed", 1, "random seed of the speaking pattern and stream parameters")
 	cpuprofile := fs.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
+		return err // -h: exit in main.go ends with status 0
 	}
 	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, NoNACK: *noNACK, Seed: *seed, AudioSlots: *audioSlots}
 	if *scenario != "" {

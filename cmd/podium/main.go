@@ -14,8 +14,9 @@ Usage:
   podium serve [flags]    run the server (podium serve -h lists every setting)
   podium token [flags]    mint an access token for a room (podium token -h)
   podium load [flags]     synthetic participants against a server (podium load -h)
-  podium bench forward|lastn [flags]
-                          benchmarks: forwarding cost, the Last N experiments (podium bench -h)
+  podium bench forward|floor|lastn|cascade|wan [flags]
+                          benchmarks: forwarding cost and its floor, the Last N experiments,
+                          cascaded bridges (podium bench -h)
 `
 
 func main() {
