@@ -1,7 +1,6 @@
 package broadcast
 
 import (
-	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/forward"
@@ -31,36 +30,10 @@ func (p *publisher) RemoveDownTrack(*forward.DownTrack) {}
 // onTrack runs on a pion goroutine when a track's media starts arriving: as
 // session.onTrack does, it makes an UpTrack and publishes it in the room.
 func (p *publisher) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
-	var levelExt uint8
-	for _, ext := range receiver.GetParameters().HeaderExtensions {
-		if ext.URI == peer.AudioLevelURI {
-			levelExt = uint8(ext.ID)
-		}
-	}
-	pc := p.pc
-	up := forward.NewUpTrack(forward.UpTrackParams{
-		Source: p.id,
-		Kind:   track.Kind(),
-		SSRC:   uint32(track.SSRC()),
-		Codec:  track.Codec().RTPCodecCapability,
-		Read: func(b []byte) (int, error) {
-			n, _, err := track.Read(b)
-			return n, err
-		},
-		SendKeyframeRequest: func(ssrc uint32) error {
-			return pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
-		},
-		AudioLevelExtID: levelExt,
-		RID:             track.RID(),
-		Encoding:        room.EncodingIndex(track.RID()),
-		Meter:           p.meter,
-	})
-	p.goTrack(func() {
-		up.ReadFeedback(func(b []byte) (int, error) {
-			n, _, err := receiver.ReadSimulcast(b, track.RID())
-			return n, err
-		})
-	})
+	params := peer.UpTrackParams(p.pc, track, receiver)
+	params.Source, params.Encoding, params.Meter = p.id, room.EncodingIndex(track.RID()), p.meter
+	up := forward.NewUpTrack(params)
+	p.goTrack(func() { peer.ReadFeedback(up, track, receiver) })
 	p.goTrack(func() {
 		p.room.Publish(p, up)
 		up.Run()

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/forward"
@@ -66,40 +65,14 @@ func (s *Session) Link() *forward.Link { return s.link }
 
 // onTrack runs on a pion goroutine when the client's media starts arriving.
 func (s *Session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
-	pc := s.pub
-	var levelExt uint8
-	for _, ext := range receiver.GetParameters().HeaderExtensions {
-		if ext.URI == peer.AudioLevelURI {
-			levelExt = uint8(ext.ID)
-		}
-	}
 	source, encoding := s.id, room.EncodingIndex(track.RID())
 	if s.screenTrack(receiver) {
 		source, encoding = signal.ScreenSource(s.id), 0 // one encoding (checkScreenMids)
 	}
-	up := forward.NewUpTrack(forward.UpTrackParams{
-		Source: source,
-		Kind:   track.Kind(),
-		SSRC:   uint32(track.SSRC()),
-		Codec:  track.Codec().RTPCodecCapability,
-		Read: func(b []byte) (int, error) {
-			n, _, err := track.Read(b)
-			return n, err
-		},
-		SendKeyframeRequest: func(ssrc uint32) error {
-			return pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
-		},
-		AudioLevelExtID: levelExt,
-		RID:             track.RID(),
-		Encoding:        encoding,
-		Meter:           s.deps.Meter,
-	})
-	s.goOwned(func() {
-		up.ReadFeedback(func(b []byte) (int, error) {
-			n, _, err := receiver.ReadSimulcast(b, track.RID())
-			return n, err
-		})
-	})
+	params := peer.UpTrackParams(s.pub, track, receiver)
+	params.Source, params.Encoding, params.Meter = source, encoding, s.deps.Meter
+	up := forward.NewUpTrack(params)
+	s.goOwned(func() { peer.ReadFeedback(up, track, receiver) })
 	s.goIn(&s.tracks, func() {
 		s.room.Publish(s, up)
 		if s.recv != nil {
