@@ -24,6 +24,9 @@ type RoomEntry struct {
 	// Speaker is the dominant speaker; Speakers the speaker order, most recent first.
 	Speaker  string   `json:"speaker,omitempty"`
 	Speakers []string `json:"speakers,omitempty"`
+	// Since is when the room opened on this bridge: the longest-serving
+	// bridge writes the room's speaker order (docs/cluster.md, Speaker).
+	Since time.Time `json:"since,omitzero"`
 	// Pinned are the sources some participant here pins.
 	Pinned []string `json:"pinned,omitempty"`
 	// RTTMS are the participants' round-trip times to this bridge (ms), when measured.

@@ -56,6 +56,7 @@ type state struct {
 	roster      rosterBatch // participant changes not yet sent (listing.go)
 	listed      int         // members whose changes are pushed to everyone
 	reselectAt  time.Time   // when a join's or leave's reselect is due (soon.go); zero: none
+	speakers    orderSync   // whether another bridge decides the speaker order (speakerorder.go)
 }
 
 func newRoom(name string, settings Settings) *Room {

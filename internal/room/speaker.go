@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/podium-sfu/podium/internal/algo/speaker"
-	"github.com/podium-sfu/podium/internal/signal"
 )
 
 // tick runs what is due: the end of a new sender's pause grace, layer maintenance,
@@ -47,16 +46,18 @@ func (s *state) decideSpeaker() {
 	}
 	now := time.Now()
 	ev, ok := s.detector.HandleTimeout(now)
+	if s.speakers.follow {
+		// Another bridge decides (speakerorder.go): its choice stands, and
+		// the detector keeps measuring against it, to take over from there.
+		s.detector.Follow(speaker.ID(s.dominant))
+		ok = false
+	}
 	if !ok {
 		s.selectAudio(now) // the activity changed, if not the dominant speaker
 		return
 	}
-	s.dominant = string(ev.Dominant)
-	if ev.Dominant != "" {
-		s.order.Promote(lastnID(s.dominant))
-		s.preemptKeyframe(now, s.dominant)
-	}
-	s.broadcast(nil, signal.TypeSpeaker, signal.Speaker{ID: s.dominant})
+	s.setDominant(now, string(ev.Dominant))
+	s.speakers.decisions.Add(1)
 	s.reselect(now)
 }
 

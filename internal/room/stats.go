@@ -168,6 +168,7 @@ type Stats struct {
 	P2PDirect    int                `json:"p2pDirect"`
 	AudioSlots   int                `json:"audioSlots"` // the room's audio selection (audioslots.go); 0: off
 	Speaker      string             `json:"speaker"`
+	Speakers     []string           `json:"speakers"` // the order Last N selects from: on stage, then the latest speaker first
 	Participants []ParticipantStats `json:"participants"`
 	// Tracks counts received tracks by kind (each simulcast encoding is one);
 	// Forwarding counts the streams being sent to receivers by kind (video that
@@ -279,6 +280,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 		Totals: s.retired}
 	st.P2PMode, st.P2PDirect = s.p2pStats()
 	st.AudioSlots = s.settings.AudioSlots
+	st.Speakers = idStrings(s.order.IDs())
 	st.Shed = s.settings.Shed
 	for _, m := range s.sorted() {
 		if isRemote(m.m) {

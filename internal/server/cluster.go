@@ -353,7 +353,7 @@ func (c *clusterSource) Load() cluster.Load {
 	for _, st := range stats {
 		l.Participants += len(st.Participants)
 		e := cluster.RoomEntry{Room: st.Name, Participants: len(st.Participants), LastN: st.LastN,
-			OnStage: st.OnStage, E2EERequired: st.E2EERequired, Speaker: st.Speaker}
+			OnStage: st.OnStage, E2EERequired: st.E2EERequired, Speaker: st.Speaker, Speakers: st.Speakers, Since: st.Created}
 		if len(st.Participants) > 0 {
 			e.RTTMS = map[string]float64{}
 			for _, p := range st.Participants {

@@ -29,6 +29,7 @@ type relayParts struct {
 	transport *relay.Transport
 	keys      *relay.Exchange
 	cascade   *cascade.Cascade
+	speakers  *speakerOrders // one speaker order per conference (clusterspeaker.go)
 }
 
 // startRelay opens the relay socket on --relay-port, exchanges keys over the
@@ -44,14 +45,22 @@ func (s *Server) startRelay() error {
 		_ = t.Close()
 		return err
 	}
-	addr := netip.AddrPortFrom(advertisedIP(s.cfg.ClusterListen, s.url), uint16(port))
-	c, err := cascade.Start(cascade.Config{Node: s.node, Hub: s.hub, Relay: t, Addr: addr, Log: s.log})
+	speakers, err := startSpeakerOrders(s.node, s.hub, s.log)
 	if err != nil {
 		keys.Close()
 		_ = t.Close()
 		return err
 	}
+	addr := netip.AddrPortFrom(advertisedIP(s.cfg.ClusterListen, s.url), uint16(port))
+	c, err := cascade.Start(cascade.Config{Node: s.node, Hub: s.hub, Relay: t, Addr: addr, Log: s.log})
+	if err != nil {
+		speakers.close()
+		keys.Close()
+		_ = t.Close()
+		return err
+	}
 	s.relay = relayParts{transport: t, keys: keys, cascade: c}
+	s.relay.speakers = speakers
 	s.log.Info("relay", "addr", addr.String())
 	return nil
 }
@@ -83,6 +92,7 @@ func advertisedIP(clusterListen, base string) netip.Addr {
 // closeCluster leaves the cascade, closes the relay and leaves the cluster.
 func (s *Server) closeCluster() {
 	if r := s.relay; r.cascade != nil {
+		r.speakers.close()
 		r.cascade.Close()
 		r.keys.Close()
 		_ = r.transport.Close()

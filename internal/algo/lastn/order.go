@@ -61,6 +61,32 @@ func (o *Order) Promote(id ID) bool {
 	return o.rebuild()
 }
 
+// Arrange puts the speaker recency in the order given, as another bridge's
+// order has it: the members among ids first, in that order, then the others
+// in their order here (members that bridge does not know of yet). Ids that
+// are not members are skipped. It reports whether the order changed.
+func (o *Order) Arrange(ids []ID) bool {
+	out := make([]ID, 0, len(o.recency))
+	placed := make(map[ID]bool, len(ids))
+	for _, id := range ids {
+		if !placed[id] && slices.Contains(o.recency, id) {
+			placed[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, id := range o.recency {
+		if !placed[id] {
+			out = append(out, id)
+		}
+	}
+	o.recency = out
+	return o.rebuild()
+}
+
+// Recency is the speaker order without the stage: most recent dominant
+// speaker first. The slice is a copy.
+func (o *Order) Recency() []ID { return slices.Clone(o.recency) }
+
 // SetOnStage replaces the on-stage set. Ids that are not members take effect
 // once added. Order among on-stage ids is speaker order, not the order given.
 func (o *Order) SetOnStage(ids []ID) bool {

@@ -122,3 +122,30 @@ func TestOrderViewImmutable(t *testing.T) {
 		t.Fatalf("snapshot changed to %v, want %v", snap, want)
 	}
 }
+
+// TestOrderArrange: another bridge's order taken as it is for the members
+// both know, the members only known here kept behind in their order, the
+// stage still on top, unknown and repeated ids skipped.
+func TestOrderArrange(t *testing.T) {
+	var o Order
+	for _, id := range ids("a", "b", "c", "d") {
+		o.Add(id)
+	}
+	o.SetOnStage(ids("d"))
+	if !o.Arrange(ids("c", "x", "a", "c")) {
+		t.Fatal("Arrange reported no change")
+	}
+	if got, want := o.Recency(), ids("c", "a", "b", "d"); !slices.Equal(got, want) {
+		t.Errorf("recency %v, want %v", got, want)
+	}
+	if got, want := o.IDs(), ids("d", "c", "a", "b"); !slices.Equal(got, want) {
+		t.Errorf("view %v, want %v", got, want)
+	}
+	if o.Arrange(ids("c", "a")) {
+		t.Error("arranging as it is reported a change")
+	}
+	o.Promote("b")
+	if got, want := o.Recency(), ids("b", "c", "a", "d"); !slices.Equal(got, want) {
+		t.Errorf("after a promotion %v, want %v", got, want)
+	}
+}

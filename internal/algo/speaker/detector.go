@@ -85,6 +85,14 @@ func (d *Detector) Observe(now time.Time, id ID, rfc6464 uint8) {
 	p.observe(now, Level(rfc6464), &d.cfg)
 }
 
+// Follow makes id the dominant speaker, decided elsewhere (the conference's
+// speaker order is written by one bridge, docs/cluster.md): no event reports
+// it, and the next decisions measure competitors against id, as the deciding
+// detector does, so that this one can take over from the same state.
+func (d *Detector) Follow(id ID) {
+	d.dominant, d.reported = id, id
+}
+
 // Dominant returns the current dominant speaker, or "" if there is none.
 func (d *Detector) Dominant() ID {
 	return d.dominant

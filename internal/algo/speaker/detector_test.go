@@ -445,3 +445,27 @@ func TestDecideSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestFollow: a detector told whom another bridge's detector chose reports
+// no event for it, and measures the next competitor against it, so it can
+// take over the decisions from the same state.
+func TestFollow(t *testing.T) {
+	dr := newDriver(DefaultConfig(), "a", "b")
+	dr.noise("a", "b")
+	dr.run(50, send{"a", 20}, send{"b", 80})
+	if want := []Event{{Dominant: "a"}}; !slices.Equal(dr.events, want) {
+		t.Fatalf("events %v, want %v", dr.events, want)
+	}
+	dr.d.Follow("b") // decided elsewhere
+	if dr.d.Dominant() != "b" {
+		t.Fatalf("Dominant() = %q after Follow(b)", dr.d.Dominant())
+	}
+	dr.run(50, send{"a", 80}, send{"b", 20})
+	if len(dr.events) != 1 {
+		t.Fatalf("events after Follow(b) while b speaks: %v", dr.events[1:])
+	}
+	dr.run(100, send{"a", 20}, send{"b", 80})
+	if want := []Event{{Dominant: "a"}, {Dominant: "a", Previous: "b"}}; !slices.Equal(dr.events, want) {
+		t.Fatalf("events %v, want %v", dr.events, want)
+	}
+}
