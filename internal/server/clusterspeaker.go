@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,8 +79,9 @@ type speakerOrders struct {
 	sub  *nats.Subscription
 }
 
-// published is what the writer last published for a room.
-type published struct {
+// roomOrder is this node's part in a room's order: whether it writes it,
+// and the decision count and time of the last order it published.
+type roomOrder struct {
 	rm        *room.Room
 	writing   bool
 	decisions uint64
@@ -122,14 +124,14 @@ func roomSubjectToken(name string) string { return strings.ReplaceAll(name, ".",
 func (o *speakerOrders) run() {
 	t := time.NewTicker(speakerTick)
 	defer t.Stop()
-	rooms := map[string]*published{}
+	rooms := map[string]*roomOrder{}
 	for {
 		select {
 		case <-o.stop:
 			return
 		case msg := <-o.in:
 			now := time.Now()
-			if rm, ok := o.hub.Room(msg.Room); ok && o.writer(rm, now, o.draining(now)) == msg.Node {
+			if rm, ok := o.hub.Room(msg.Room); ok && o.writer(rm, o.node.Bridges(msg.Room, now), o.draining(now)) == msg.Node {
 				rm.FollowOrder(msg.SpeakerOrder)
 			}
 		case <-t.C:
@@ -140,7 +142,7 @@ func (o *speakerOrders) run() {
 				seen[rm.Name()] = true
 				p := rooms[rm.Name()]
 				if p == nil || p.rm != rm {
-					p = &published{rm: rm}
+					p = &roomOrder{rm: rm}
 					rooms[rm.Name()] = p
 				}
 				o.write(now, p, draining)
@@ -163,16 +165,18 @@ func (o *speakerOrders) draining(now time.Time) map[string]bool {
 	return out
 }
 
-// writer is who writes rm's speaker order as this node sees the directory.
-func (o *speakerOrders) writer(rm *room.Room, now time.Time, draining map[string]bool) string {
-	return speakerWriter(o.node.ID(), rm.Created(), o.node.Bridges(rm.Name(), now), draining)
+// writer is who writes rm's speaker order as this node sees the directory
+// (bridges: the room's, from it).
+func (o *speakerOrders) writer(rm *room.Room, bridges []cluster.RoomEntry, draining map[string]bool) string {
+	return speakerWriter(o.node.ID(), rm.Created(), bridges, draining)
 }
 
 // write publishes the room's order when this node writes it and another
 // bridge serves the room: at once after a decision, and every speakerRefresh.
-func (o *speakerOrders) write(now time.Time, p *published, draining map[string]bool) {
+func (o *speakerOrders) write(now time.Time, p *roomOrder, draining map[string]bool) {
 	self := o.node.ID()
-	if o.writer(p.rm, now, draining) != self {
+	bridges := o.node.Bridges(p.rm.Name(), now)
+	if o.writer(p.rm, bridges, draining) != self {
 		p.writing = false
 		return
 	}
@@ -181,10 +185,7 @@ func (o *speakerOrders) write(now time.Time, p *published, draining map[string]b
 		p.rm.DecideOrder() // it may have followed the writer before us
 		p.at = time.Time{}
 	}
-	others := false
-	for _, b := range o.node.Bridges(p.rm.Name(), now) {
-		others = others || b.Node != self
-	}
+	others := slices.ContainsFunc(bridges, func(b cluster.RoomEntry) bool { return b.Node != self })
 	d := p.rm.Decisions()
 	if !others || (d == p.decisions && now.Sub(p.at) < speakerRefresh) {
 		return
