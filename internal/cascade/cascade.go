@@ -34,7 +34,11 @@ type Config struct {
 	Relay *relay.Transport
 	// Addr is this node's relay socket as the other bridges reach it.
 	Addr netip.AddrPort
-	Log  *slog.Logger
+	// RelayRTT, when set, is the relay probes' round trip to a node, which
+	// the one-RTT rule and the NACK retries use rather than the NATS
+	// request's round trip.
+	RelayRTT func(node string, now time.Time) (time.Duration, bool)
+	Log      *slog.Logger
 }
 
 const (
@@ -110,6 +114,9 @@ func Start(cfg Config) (*Cascade, error) {
 // the next roster and subscription on (tests: an emulated path in front of
 // the socket).
 func (c *Cascade) SetAddr(a netip.AddrPort) { c.addr.Store(&a) }
+
+// Addr is the relay address other bridges are told to send to.
+func (c *Cascade) Addr() netip.AddrPort { return *c.addr.Load() }
 
 // receive dispatches an accepted relay datagram (on the relay's reader).
 func (c *Cascade) receive(sender uint32, kind relay.Kind, stream uint32, body []byte) {

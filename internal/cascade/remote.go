@@ -41,7 +41,7 @@ type bridge struct {
 	kept        map[string][]bool // the room's RemoteWants of our sources
 	keptAt      time.Time
 	pending     atomic.Bool  // a subscription request in flight
-	rtt         atomic.Int64 // nanos, the latest request's round trip
+	rtt         atomic.Int64 // nanos: the relay probes' RTT, else the latest request's round trip
 }
 
 type remotePart struct {
@@ -293,7 +293,13 @@ func (r *remotes) request(b *bridge, want []uint32, keep map[string][]bool) bool
 			r.cfg.Log.Debug("cascade: subscription", "bridge", b.key.node, "room", b.key.room, "err", err)
 			return
 		}
-		b.rtt.Store(int64(time.Since(t0)))
+		rtt := time.Since(t0)
+		if f := r.cfg.RelayRTT; f != nil {
+			if d, ok := f(b.key.node, time.Now()); ok {
+				rtt = d // the relay's own path, not the NATS route's
+			}
+		}
+		b.rtt.Store(int64(rtt))
 	}()
 	return true
 }

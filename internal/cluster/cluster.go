@@ -61,17 +61,20 @@ type Config struct {
 	Log      *slog.Logger
 }
 
-// Source is what the node publishes of its server: its load and the rooms it
-// serves. Both are called once per heartbeat (and after Touch), from one goroutine.
+// Source is what the node publishes of its server: its load, the rooms it
+// serves and what it measured of the paths to it. Each is called once per
+// heartbeat (and after Touch), from one goroutine, Load first.
 type Source interface {
 	Load() Load
 	Rooms() []RoomEntry
+	Paths() Paths
 }
 
 type noSource struct{}
 
 func (noSource) Load() Load         { return Load{} }
 func (noSource) Rooms() []RoomEntry { return nil }
+func (noSource) Paths() Paths       { return Paths{} }
 
 // Bucket names.
 const (

@@ -33,6 +33,16 @@ type NodeInfo struct {
 	Started int64 `json:"started"`
 	// Healthy is set by Nodes: a heartbeat arrived within the TTL.
 	Healthy bool `json:"healthy"`
+	Paths
+}
+
+// Paths are what a node measured of the network around it, for bridge
+// selection (rtts.go): where the other bridges reach its relay, its relay's
+// round trips to theirs, and its participants' round trips to it by region.
+type Paths struct {
+	RelayAddr  string               `json:"relayAddr,omitempty"`
+	RelayRTTMS map[string]float64   `json:"relayRttMs,omitempty"` // by node id
+	ClientRTT  map[string]RegionRTT `json:"clientRtt,omitempty"`  // by participant region
 }
 
 func (n *Node) self() NodeInfo {
@@ -54,6 +64,7 @@ func (n *Node) putSelf(ctx context.Context, kv jetstream.KeyValue) error {
 func (n *Node) publishHeartbeat() []byte {
 	info := n.self()
 	info.Load = n.src.Load()
+	info.Paths = n.src.Paths()
 	info.Started = started.UnixMilli()
 	b, _ := json.Marshal(info)
 	_ = n.nc.Publish(heartbeatSubject+n.cfg.NodeID, b)

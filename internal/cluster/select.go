@@ -25,14 +25,18 @@ const (
 	// With measured RTTs: the first participant goes to the nearest node (load
 	// breaking near-ties); later ones stay on a conference bridge unless
 	// another bridge lowers their mean end-to-end RTT to the others by more
-	// than the margin.
+	// than the margin. These name a choice only where it differs from
+	// Algorithm 3's; where the RTTs agree with it, its reason stands.
 	ReasonNearest       Reason = "nearest"
 	ReasonKeepOneBridge Reason = "keep-conference-bridge"
 	ReasonSplitLowerRTT Reason = "split-lowers-rtt"
 )
 
 // Member is a participant already in the conference: the bridge serving it and
-// its RTT to that bridge in ms (0: not measured).
+// its RTT to that bridge in ms (0: not measured). A member's own leg is the
+// same whichever bridge the newcomer takes, so it moves every candidate's cost
+// alike: unmeasured, it counts as 0 (CostMS is low by it; the choice is not
+// changed).
 type Member struct {
 	Bridge string
 	RTTMS  float64
@@ -126,13 +130,14 @@ func Select(in Selection) (Choice, bool) {
 	}
 
 	if len(conf) == 0 { // SELECTINITIAL
-		if best, ok := nearest(usable, in.ClientRTT, margin); ok {
+		naive, why := usable[0], ReasonInitialAnywhere
+		if len(region) > 0 {
+			naive, why = region[0], ReasonInitialInRegion
+		}
+		if best, ok := nearest(usable, in.ClientRTT, margin); ok && best.ID != naive.ID {
 			return choose(best, ReasonNearest)
 		}
-		if len(region) > 0 {
-			return choose(region[0], ReasonInitialInRegion)
-		}
-		return choose(usable[0], ReasonInitialAnywhere)
+		return choose(naive, why)
 	}
 
 	// Algorithm 3's answer, but for its last line: with no node in the
@@ -160,7 +165,7 @@ func Select(in Selection) (Choice, bool) {
 	if known {
 		if inConf[naive.ID] {
 			if c, _ := cost(naive.ID); c <= bestConfCost+margin {
-				return choose(naive, ReasonKeepOneBridge) // in the region too, and no worse
+				return choose(naive, why) // Algorithm 3's choice, and no worse
 			}
 			return choose(bestConf, ReasonKeepOneBridge)
 		}
@@ -195,7 +200,8 @@ func nearest(nodes []NodeInfo, rtt map[string]float64, margin float64) (NodeInfo
 
 // meanRTT is the mean end-to-end RTT from the joining participant through
 // bridge to each member: client→bridge, bridge→member's bridge, member's
-// bridge→member. ok is false when a term is not measured.
+// bridge→member. ok is false when the newcomer's RTT to bridge or a
+// bridges' RTT it needs is not measured.
 func meanRTT(in Selection, bridge string) (float64, bool) {
 	c, ok := in.ClientRTT[bridge]
 	if !ok || c <= 0 {
@@ -206,9 +212,6 @@ func meanRTT(in Selection, bridge string) (float64, bool) {
 	}
 	sum := 0.0
 	for _, m := range in.Members {
-		if m.RTTMS <= 0 {
-			return 0, false
-		}
 		hop := 0.0
 		if m.Bridge != bridge {
 			if in.BridgeRTT == nil {
@@ -218,7 +221,7 @@ func meanRTT(in Selection, bridge string) (float64, bool) {
 				return 0, false
 			}
 		}
-		sum += c + hop + m.RTTMS
+		sum += c + hop + max(m.RTTMS, 0)
 	}
 	return sum / float64(len(in.Members)), true
 }

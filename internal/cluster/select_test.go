@@ -123,8 +123,16 @@ func TestSelectTable(t *testing.T) {
 			Members: []Member{{"ap", 329}}, ClientRTT: table81["eu"], BridgeRTT: brtt, MarginMS: 30}, "ap", ReasonKeepOneBridge},
 		{"first participant with RTTs: nearest, not the region's (ap users reach us-e best)", Selection{Region: "ap", Nodes: nodes81(),
 			ClientRTT: table81["ap"]}, "us-e", ReasonNearest},
-		{"RTTs unknown for a member: Algorithm 3", Selection{Region: "eu", Nodes: nodes81(), Conference: []string{"us-e"},
-			Members: []Member{{"us-e", 0}}, ClientRTT: table81["eu"], BridgeRTT: brtt}, "eu", ReasonLeastLoadedInRegion},
+		{"RTTs agreeing with Algorithm 3: its reason", Selection{Region: "eu", Nodes: nodes81(), Conference: []string{"eu"},
+			Members: []Member{{"eu", 110}}, ClientRTT: table81["eu"], BridgeRTT: brtt}, "eu", ReasonConferenceInRegion},
+		{"first participant, the nearest node in its region: Algorithm 3's reason", Selection{Region: "eu", Nodes: nodes81(),
+			ClientRTT: table81["eu"]}, "eu", ReasonInitialInRegion},
+		{"a member's RTT unmeasured: the same choice (its leg costs every candidate alike)", Selection{Region: "eu", Nodes: nodes81(),
+			Conference: []string{"us-e"}, Members: []Member{{"us-e", 0}, {"us-e", 107}}, ClientRTT: table81["eu"], BridgeRTT: brtt}, "us-e", ReasonKeepOneBridge},
+		{"the bridges' RTT unmeasured: Algorithm 3", Selection{Region: "eu", Nodes: nodes81(), Conference: []string{"us-e"},
+			Members: []Member{{"us-e", 107}}, ClientRTT: table81["eu"]}, "eu", ReasonLeastLoadedInRegion},
+		{"the joiner's RTT to the region's bridge unmeasured: Algorithm 3", Selection{Region: "eu", Nodes: nodes81(), Conference: []string{"us-e"},
+			Members: []Member{{"us-e", 107}}, ClientRTT: map[string]float64{"us-e": 171}, BridgeRTT: brtt}, "eu", ReasonLeastLoadedInRegion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := Select(tc.in)

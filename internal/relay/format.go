@@ -4,7 +4,7 @@
 // datagram format and its pure parser.
 //
 //	0      version (1)
-//	1      kind (media, feedback, report)
+//	1      kind (media, feedback, report, probe)
 //	2..5   sender: the sending node's relay tag (random per process)
 //	6..9   key id  \ together the 12-byte GCM nonce: a key id names one
 //	10..17 counter / key of one sender, whose counter never repeats
@@ -49,6 +49,9 @@ const (
 	// KindReport carries RTCP of a relayed stream, origin → subscriber: its
 	// sender reports, which receivers need for lip sync.
 	KindReport Kind = 3
+	// KindProbe carries a probe or its echo between two nodes' relays, which
+	// measure their round trip with them (ParseProbe).
+	KindProbe Kind = 4
 )
 
 func (k Kind) String() string {
@@ -59,6 +62,8 @@ func (k Kind) String() string {
 		return "feedback"
 	case KindReport:
 		return "report"
+	case KindProbe:
+		return "probe"
 	}
 	return "unknown"
 }
@@ -91,7 +96,7 @@ func Parse(b []byte, h *Header) error {
 		return ErrVersion
 	}
 	h.Kind = Kind(b[1])
-	if h.Kind < KindMedia || h.Kind > KindReport {
+	if h.Kind < KindMedia || h.Kind > KindProbe {
 		return ErrKind
 	}
 	h.Sender = binary.BigEndian.Uint32(b[2:])

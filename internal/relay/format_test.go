@@ -24,7 +24,8 @@ func TestParse(t *testing.T) {
 		{"version 0", with(0, 0), ErrVersion},
 		{"version 2", with(0, 2), ErrVersion},
 		{"kind 0", with(1, 0), ErrKind},
-		{"kind 4", with(1, 4), ErrKind},
+		{"kind 5", with(1, 5), ErrKind},
+		{"probe", with(1, byte(KindProbe)), nil},
 		{"report", with(1, byte(KindReport)), nil},
 		{"feedback", with(1, byte(KindFeedback)), nil},
 	}

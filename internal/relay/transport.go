@@ -29,6 +29,7 @@ type Transport struct {
 	ring    *Keyring
 	peers   *Peers
 	handler atomic.Pointer[Handler]
+	probes  atomic.Pointer[Prober] // takes KindProbe datagrams (StartProbes)
 	stats   Stats
 	bufs    sync.Pool // *[]byte of MaxDatagram, for Send
 	// missing carries senders whose key is unknown to whoever fetches keys
@@ -144,6 +145,12 @@ func (t *Transport) receive(now time.Time, b []byte, h *Header) {
 	}
 	t.stats.Received.Add(1)
 	t.stats.ReceivedBytes.Add(uint64(len(b)))
+	if h.Kind == KindProbe {
+		if p := t.probes.Load(); p != nil {
+			p.receive(now, h.Sender, body)
+		}
+		return
+	}
 	if hp := t.handler.Load(); hp != nil {
 		(*hp)(h.Sender, h.Kind, stream, body)
 	}

@@ -19,8 +19,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/podium-sfu/podium/internal/cascade"
 	"github.com/podium-sfu/podium/internal/cluster"
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/relay"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
 	"github.com/podium-sfu/podium/internal/web"
@@ -40,7 +42,8 @@ func (s *Server) startCluster(opts Options) error {
 	if cfg.NATS != "" && cfg.ClusterListen != "" {
 		s.log.Warn("cluster-listen and cluster-peers are ignored: nats names an external NATS, which is the cluster")
 	}
-	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: newCPUMeter()}
+	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: newCPUMeter(), rtts: cluster.NewClientRTTs()}
+	s.source = src
 	node, err := cluster.Start(cluster.Config{
 		NodeID: opts.NodeID, Region: cfg.Region, URL: s.url, RelayPort: cfg.RelayPort,
 		Listen: cfg.ClusterListen, Peers: cfg.ClusterPeers, NATSURL: cfg.NATS, Credentials: cfg.NATSCreds,
@@ -117,10 +120,16 @@ func (s *Server) choose(roomName, region, avoid string) *signal.Redirect {
 			in.Nodes[i].Healthy = false
 		}
 	}
+	// Measured RTTs (rtts.go): where a figure is missing, Select falls back
+	// to Algorithm 3.
+	in.ClientRTT, in.BridgeRTT = cluster.ClientRTTFor(in.Nodes, region), cluster.BridgeRTTs(in.Nodes)
 	for _, e := range entries {
 		in.Conference = append(in.Conference, e.Node)
-		for range e.Participants {
-			in.Members = append(in.Members, cluster.Member{Bridge: e.Node}) // RTTs: with the relay's probes
+		for _, ms := range e.RTTMS {
+			in.Members = append(in.Members, cluster.Member{Bridge: e.Node, RTTMS: ms})
+		}
+		for range e.Participants - len(e.RTTMS) {
+			in.Members = append(in.Members, cluster.Member{Bridge: e.Node}) // not measured yet
 		}
 	}
 	if _, here := s.hub.Room(roomName); here && !containsString(in.Conference, self) {
@@ -147,6 +156,15 @@ func (s *Server) choose(roomName, region, avoid string) *signal.Redirect {
 		}
 	}
 	return nil
+}
+
+// observeClientRTT takes a participant's RTT to this node for the figures by
+// region the registry publishes (session.Deps.ClientRTT).
+func (s *Server) observeClientRTT(region, participant string, rtt time.Duration) {
+	if region == "" {
+		region = s.cfg.Region
+	}
+	s.source.observeRTT(region, participant, rtt)
 }
 
 // fallbacks are this node's id and the other healthy, not draining nodes'
@@ -326,12 +344,17 @@ func (s *Server) clusterHosts() []string {
 	return out
 }
 
-// clusterSource is what the node publishes: load and the rooms served here.
+// clusterSource is what the node publishes: load, the rooms served here and
+// the measured paths.
 type clusterSource struct {
 	hub      *room.Hub
 	draining *atomic.Bool
 	node     *cluster.Node
 	cpu      *cpuMeter
+	relay    atomic.Pointer[relayPaths] // set once the relay runs
+
+	rttMu sync.Mutex          // guards rtts: sessions observe, the heartbeat reads
+	rtts  *cluster.ClientRTTs // the participants' RTTs to this node by region
 
 	// Owned by the node's heartbeat goroutine.
 	rooms     []cluster.RoomEntry
@@ -359,6 +382,8 @@ func (c *clusterSource) Load() cluster.Load {
 			for _, p := range st.Participants {
 				if p.RTTPublishMS > 0 {
 					e.RTTMS[p.ID] = p.RTTPublishMS
+				} else if p.RTTReceiveMS > 0 { // an audience member
+					e.RTTMS[p.ID] = p.RTTReceiveMS
 				}
 			}
 		}
@@ -368,6 +393,36 @@ func (c *clusterSource) Load() cluster.Load {
 }
 
 func (c *clusterSource) Rooms() []cluster.RoomEntry { return c.rooms }
+
+// relayPaths are what the registry publishes of the relay.
+type relayPaths struct {
+	cascade *cascade.Cascade
+	probes  *relay.Prober
+}
+
+// Paths are the relay's address and probe RTTs, and the participants' RTTs
+// by region (docs/cluster.md, Where the RTTs come from).
+func (c *clusterSource) Paths() cluster.Paths {
+	now := time.Now()
+	c.rttMu.Lock()
+	p := cluster.Paths{ClientRTT: c.rtts.Figures(now)}
+	c.rttMu.Unlock()
+	if r := c.relay.Load(); r != nil {
+		p.RelayAddr = r.cascade.Addr().String()
+		p.RelayRTTMS = map[string]float64{}
+		for node, d := range r.probes.RTTs(now) {
+			p.RelayRTTMS[node] = float64(d) / 1e6
+		}
+	}
+	return p
+}
+
+// observeRTT takes a participant's RTT to this node (session.Deps.ClientRTT).
+func (c *clusterSource) observeRTT(region, participant string, rtt time.Duration) {
+	c.rttMu.Lock()
+	c.rtts.Observe(time.Now(), region, participant, rtt)
+	c.rttMu.Unlock()
+}
 
 // cpuMeter is the process's CPU share of the machine between two calls.
 type cpuMeter struct {

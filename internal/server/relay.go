@@ -29,6 +29,7 @@ type relayParts struct {
 	transport *relay.Transport
 	keys      *relay.Exchange
 	cascade   *cascade.Cascade
+	probes    *relay.Prober
 	speakers  *speakerOrders // one speaker order per conference (clusterspeaker.go)
 }
 
@@ -52,17 +53,42 @@ func (s *Server) startRelay() error {
 		return err
 	}
 	addr := netip.AddrPortFrom(advertisedIP(s.cfg.ClusterListen, s.url), uint16(port))
-	c, err := cascade.Start(cascade.Config{Node: s.node, Hub: s.hub, Relay: t, Addr: addr, Log: s.log})
+	c, err := cascade.Start(cascade.Config{Node: s.node, Hub: s.hub, Relay: t, Addr: addr, Log: s.log, RelayRTT: s.relayRTT})
 	if err != nil {
 		speakers.close()
 		keys.Close()
 		_ = t.Close()
 		return err
 	}
-	s.relay = relayParts{transport: t, keys: keys, cascade: c}
+	probes := relay.StartProbes(t, relay.ProbeConfig{Targets: s.relayTargets, Reply: c.Addr})
+	s.relay = relayParts{transport: t, keys: keys, cascade: c, probes: probes}
 	s.relay.speakers = speakers
+	s.source.relay.Store(&relayPaths{cascade: c, probes: probes})
 	s.log.Info("relay", "addr", addr.String())
 	return nil
+}
+
+// relayRTT is the relay probes' round trip to node (cascade.Config.RelayRTT).
+func (s *Server) relayRTT(node string, now time.Time) (time.Duration, bool) {
+	if r := s.source.relay.Load(); r != nil {
+		return r.probes.RTT(node, now)
+	}
+	return 0, false
+}
+
+// relayTargets are the relay addresses of the other healthy nodes, which the
+// relay probes (docs/cluster.md, Where the RTTs come from).
+func (s *Server) relayTargets() map[string]netip.AddrPort {
+	out := map[string]netip.AddrPort{}
+	for _, n := range s.node.Nodes(time.Now()) {
+		if n.ID == s.node.ID() || !n.Healthy {
+			continue
+		}
+		if a, err := netip.ParseAddrPort(n.RelayAddr); err == nil {
+			out[n.ID] = a
+		}
+	}
+	return out
 }
 
 // advertisedIP is the address other bridges send relay datagrams to: the
@@ -93,6 +119,8 @@ func advertisedIP(clusterListen, base string) netip.Addr {
 func (s *Server) closeCluster() {
 	if r := s.relay; r.cascade != nil {
 		r.speakers.close()
+		s.source.relay.Store(nil)
+		r.probes.Close()
 		r.cascade.Close()
 		r.keys.Close()
 		_ = r.transport.Close()

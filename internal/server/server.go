@@ -51,6 +51,7 @@ type Server struct {
 	estimates prometheus.Histogram // per-receiver bandwidth estimates (bits/s)
 	draining  atomic.Bool
 	started   time.Time
+	source    *clusterSource // what the node publishes in the cluster's registry (cluster.go)
 
 	// node is this server's membership of the cluster (docs/cluster.md);
 	// redirects counts joins sent to another bridge.
@@ -166,6 +167,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		MaxTracks: cfg.MaxTracks, Joins: limit.PerMinute(cfg.JoinsPerIP), Counters: s.counters, Estimates: s.estimates,
 	}
 	if cfg.Clustered() {
+		deps.ClientRTT = s.observeClientRTT
 		deps.Place, deps.Fallbacks, deps.Inherit = s.place, s.fallbacks, s.inherit
 	}
 	mainMetrics, err := s.setUpMetrics()

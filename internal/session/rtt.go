@@ -32,12 +32,19 @@ func (s *Session) sampleRTT() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			if d, ok := pairRTT(s.pub); ok {
-				s.rtt.publish.Store(int64(d))
+			measured, ok := pairRTT(s.pub)
+			if ok {
+				s.rtt.publish.Store(int64(measured))
 			}
 			if d, ok := pairRTT(s.sub); ok {
 				s.rtt.subscribe.Store(int64(d))
 				s.link.SetRTT(d)
+				if measured == 0 { // an audience member: no publish connection
+					measured = d
+				}
+			}
+			if f := s.deps.ClientRTT; f != nil && measured > 0 {
+				f(s.region, s.id, measured)
 			}
 			if h := s.deps.Estimates; h != nil && s.link.Stats().Feedbacks > 0 {
 				h.Observe(float64(s.link.Estimate()))

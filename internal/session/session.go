@@ -69,6 +69,9 @@ type Deps struct {
 	// Inherit, when set (a cluster), gives the settings a room that a join
 	// opens here takes from the cluster's directory (nil: none).
 	Inherit func(room string) *signal.RoomSettings
+	// ClientRTT, when set (a cluster), takes the participant's RTT to this
+	// node as sampled, with its region ("": the node's), for bridge selection.
+	ClientRTT func(region, participant string, rtt time.Duration)
 	// Estimates is the histogram of per-receiver bandwidth estimates in bits/s
 	// (podium_receiver_estimate_bps): bandwidth estimation observes each new one.
 	Estimates interface{ Observe(float64) }
