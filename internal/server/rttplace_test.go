@@ -41,7 +41,9 @@ func TestPlacementByMeasuredRTT(t *testing.T) {
 	dialURL(t, wsURL(n1)+"?bridge=node1", "near", "Dan")
 
 	// What node1, where Bob arrives, knows: both bridges' figures for eu
-	// participants, the bridges' RTT from the probes, Ann's room on node0.
+	// participants, the bridges' RTT from the probes (smoothed, it climbs
+	// from the loopback RTT measured before the path was put in), Ann's
+	// room on node0.
 	var view []cluster.NodeInfo
 	within(t, 20*time.Second, "node1's registry holds the measured RTTs and Ann's room", func() bool {
 		view = n1.Node().Nodes(time.Now())
