@@ -139,8 +139,13 @@ func (r *remotes) apply(now time.Time, ro roster) {
 			}
 			part = &remotePart{m: m, info: p.Info, tracks: map[uint32]*remoteTrack{}}
 			b.parts[p.Info.ID] = part
-		} else if p.Info.AudioMuted != part.info.AudioMuted || p.Info.VideoMuted != part.info.VideoMuted {
-			rm.SetMute(part.m, p.Info.AudioMuted, p.Info.VideoMuted)
+		} else {
+			if p.Info.AudioMuted != part.info.AudioMuted || p.Info.VideoMuted != part.info.VideoMuted {
+				rm.SetMute(part.m, p.Info.AudioMuted, p.Info.VideoMuted)
+			}
+			if p.Info.HandRaised != part.info.HandRaised {
+				rm.SetHand(part.m, p.Info.HandRaised)
+			}
 			part.info = p.Info
 		}
 		part.m.setEncodings(p.Tracks)

@@ -22,11 +22,15 @@ func (r *Room) Remove(id, code, reason string) bool {
 }
 
 // CloseRoom ends every participant's session with a bye; the room ends when the
-// last one has left. It returns how many were told.
+// last one has left. It returns how many were told: those served here
+// (another bridge's are closed there).
 func (r *Room) CloseRoom(reason string) int {
 	n := 0
 	r.do(func(s *state) {
 		for _, m := range s.members {
+			if isRemote(m.m) {
+				continue
+			}
 			m.m.Remove(signal.ByeRoomClosed, reason)
 			n++
 		}

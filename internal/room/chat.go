@@ -50,8 +50,13 @@ func (c *chatLog) post(now time.Time, from, name, text string) (signal.ChatMessa
 	if !b.Allow(now) {
 		return signal.ChatMessage{}, ErrChatRate
 	}
+	return c.keep(signal.ChatMessage{From: from, Name: name, Text: text, Time: now.UnixMilli()}), nil
+}
+
+// keep numbers m in this room's order and keeps it in the history.
+func (c *chatLog) keep(m signal.ChatMessage) signal.ChatMessage {
 	c.lastSeq++
-	m := signal.ChatMessage{Seq: c.lastSeq, From: from, Name: name, Text: text, Time: now.UnixMilli()}
+	m.Seq = c.lastSeq
 	c.msgs = append(c.msgs, m)
 	c.bytes += chatBytes(m)
 	drop := 0
@@ -63,7 +68,7 @@ func (c *chatLog) post(now time.Time, from, name, text string) (signal.ChatMessa
 		// Copy down rather than reslice, so the backing array does not grow forever.
 		c.msgs = append(c.msgs[:0], c.msgs[drop:]...)
 	}
-	return m, nil
+	return m
 }
 
 // history is a copy of the kept messages, oldest first (never nil).
@@ -76,20 +81,28 @@ func (c *chatLog) history() []signal.ChatMessage {
 func (c *chatLog) forget(id string) { delete(c.rates, id) }
 
 // Chat posts text from m to everyone in the room, m included (its copy, with
-// the server's time and id, confirms it). It fails with ErrChatRate.
-func (r *Room) Chat(m Member, text string) error {
+// the server's time and id, confirms it), and returns the message as sent.
+// It fails with ErrChatRate.
+func (r *Room) Chat(m Member, text string) (signal.ChatMessage, error) {
+	var msg signal.ChatMessage
 	var err error
 	r.doFor(m, func(s *state) {
 		cur, ok := s.current(m)
 		if !ok {
 			return
 		}
-		var msg signal.ChatMessage
 		if msg, err = s.chat.post(time.Now(), cur.info.ID, cur.info.Name, text); err == nil {
 			s.broadcast(nil, signal.TypeChat, msg)
 		}
 	})
-	return err
+	return msg, err
+}
+
+// RelayedChat shows everyone here a message another bridge of the room
+// posted (its sender, name, text and time), numbered in this room's order
+// and kept in its history.
+func (r *Room) RelayedChat(msg signal.ChatMessage) {
+	r.do(func(s *state) { s.broadcast(nil, signal.TypeChat, s.chat.keep(msg)) })
 }
 
 // SetHand raises or lowers m's hand: a participant flag relayed to the others

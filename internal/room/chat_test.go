@@ -147,10 +147,10 @@ func TestChatIsRoomScopedWithHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ra.Chat(a, "hello one"); err != nil {
+	if _, err := ra.Chat(a, "hello one"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rc.Chat(c, "hello two"); err != nil {
+	if _, err := rc.Chat(c, "hello two"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -211,5 +211,40 @@ func TestRaiseHand(t *testing.T) {
 	}
 	for _, m := range []*fakeMember{a, b, c} {
 		h.Leave(r, m)
+	}
+}
+
+// TestRelayedChat: a message another bridge posted reaches everyone here
+// with its sender, name and time, numbered after this room's own messages,
+// and a late joiner gets it in the history.
+func TestRelayedChat(t *testing.T) {
+	h := NewHubWith(DefaultSettings(), Limits{})
+	defer h.Close()
+	a := newFake("a")
+	r, _, err := h.JoinWith("r", a, signal.Participant{ID: "a", Name: "Ann"}, subscribeOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Leave(r, a)
+	if _, err := r.Chat(a, "mine"); err != nil {
+		t.Fatal(err)
+	}
+	r.RelayedChat(signal.ChatMessage{Seq: 41, From: "far", Name: "Bob", Text: "from afar", Time: 1234})
+	msg, _ := a.last(signal.TypeChat)
+	var got signal.ChatMessage
+	if err := json.Unmarshal([]byte(msg), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := (signal.ChatMessage{Seq: 2, From: "far", Name: "Bob", Text: "from afar", Time: 1234}); got != want {
+		t.Fatalf("relayed chat %+v, want %+v", got, want)
+	}
+	late := newFake("late")
+	if _, _, err := h.JoinWith("r", late, signal.Participant{ID: "late"}, subscribeOnly); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Leave(r, late)
+	hist, _ := late.last(signal.TypeChatHistory)
+	if !strings.Contains(hist, `"text":"mine"`) || !strings.Contains(hist, `"text":"from afar"`) {
+		t.Fatalf("history %s", hist)
 	}
 }

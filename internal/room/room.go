@@ -57,6 +57,7 @@ type state struct {
 	listed      int         // members whose changes are pushed to everyone
 	reselectAt  time.Time   // when a join's or leave's reselect is due (soon.go); zero: none
 	speakers    orderSync   // whether another bridge decides the speaker order (speakerorder.go)
+	settingsRev uint64      // the cluster settings revision applied last (settingsync.go)
 }
 
 func newRoom(name string, settings Settings) *Room {
@@ -266,32 +267,36 @@ func (r *Room) SetLastN(m Member, n int) {
 // (nil fields: unchanged). It returns how many participants in the room did not
 // announce e2ee: requiring E2EE refuses later joins but removes nobody.
 func (r *Room) UpdateSettings(c signal.RoomSettings) (unencrypted int) {
-	r.do(func(s *state) {
-		lastN, onStage := c.LastN, c.OnStage
-		if lastN != nil {
-			s.settings.LastN = max(*lastN, -1)
+	r.do(func(s *state) { unencrypted = s.updateSettings(c) })
+	return unencrypted
+}
+
+// updateSettings is UpdateSettings on the room loop.
+func (s *state) updateSettings(c signal.RoomSettings) (unencrypted int) {
+	lastN, onStage := c.LastN, c.OnStage
+	if lastN != nil {
+		s.settings.LastN = max(*lastN, -1)
+	}
+	if c.E2EERequired != nil {
+		s.settings.E2EERequired = *c.E2EERequired
+	}
+	if c.P2P != nil {
+		s.settings.NoP2P = !*c.P2P
+	}
+	if c.AudioSlots != nil {
+		s.settings.AudioSlots = *c.AudioSlots
+	}
+	unencrypted = s.unencrypted()
+	if onStage != nil {
+		s.onStage = slices.Clone(onStage)
+		ids := make([]lastn.ID, len(onStage))
+		for i, id := range onStage {
+			ids[i] = lastnID(id)
 		}
-		if c.E2EERequired != nil {
-			s.settings.E2EERequired = *c.E2EERequired
-		}
-		if c.P2P != nil {
-			s.settings.NoP2P = !*c.P2P
-		}
-		if c.AudioSlots != nil {
-			s.settings.AudioSlots = *c.AudioSlots
-		}
-		unencrypted = s.unencrypted()
-		if onStage != nil {
-			s.onStage = slices.Clone(onStage)
-			ids := make([]lastn.ID, len(onStage))
-			for i, id := range onStage {
-				ids[i] = lastnID(id)
-			}
-			s.order.SetOnStage(ids)
-		}
-		s.broadcast(nil, signal.TypeRoom, s.roomState())
-		s.reselect(time.Now())
-	})
+		s.order.SetOnStage(ids)
+	}
+	s.broadcast(nil, signal.TypeRoom, s.roomState())
+	s.reselect(time.Now())
 	return unencrypted
 }
 

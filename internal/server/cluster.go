@@ -58,6 +58,12 @@ func (s *Server) startCluster(opts Options) error {
 		node.Close()
 		return err
 	}
+	if cfg.Clustered() {
+		if err := s.startClusterAdmin(); err != nil {
+			node.Close()
+			return err
+		}
+	}
 	if cfg.Clustered() && cfg.RelayPort != 0 {
 		if err := s.startRelay(); err != nil {
 			node.Close()
@@ -195,12 +201,12 @@ func (s *Server) fallbacks(region string) (string, []string) {
 	return self, urls
 }
 
-// inherit is the settings a room opening here takes from its entries at
-// other bridges, a dead one's included (session.Deps.Inherit): the room state
+// inheritEntries is the settings a room opening here takes from its entries at
+// other bridges, a dead one's included (inherit): the room state
 // lives in the cluster, so a failover or a split keeps Last N, the stage and
 // the E2EE requirement. The entry of the bridge with the most participants
 // wins. nil: no other bridge has the room.
-func (s *Server) inherit(roomName string) *signal.RoomSettings {
+func (s *Server) inheritEntries(roomName string) *signal.RoomSettings {
 	var best *cluster.RoomEntry
 	for _, e := range s.node.RoomEntries(roomName) {
 		if e.Node == s.node.ID() {

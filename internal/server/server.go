@@ -61,6 +61,8 @@ type Server struct {
 	hostsMu   sync.Mutex
 	hostsSeen map[string]time.Time
 	relay     relayParts // the relay between bridges (relay.go)
+	// settings is the cluster's room settings (clustersettings.go; nil on a single node).
+	settings *cluster.Settings
 
 	// metricsHTTP serves /metrics on metrics-http (nil: /metrics is on http).
 	metricsHTTP *http.Server
@@ -168,7 +170,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	if cfg.Clustered() {
 		deps.ClientRTT = s.observeClientRTT
-		deps.Place, deps.Fallbacks, deps.Inherit = s.place, s.fallbacks, s.inherit
+		deps.Place, deps.Fallbacks, deps.Inherit, deps.Settings, deps.Chat = s.place, s.fallbacks, s.inherit, s.changeSettings, s.publishChat
 	}
 	mainMetrics, err := s.setUpMetrics()
 	if err != nil {
@@ -188,7 +190,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	admin := &web.Admin{Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log, Node: s.node.ID()}
 	if cfg.Clustered() {
-		admin.Remote, admin.Changed = s.remoteParticipants, s.node.Touch
+		admin.Remote, admin.Cluster = s.remoteParticipants, clusterAdmin{s}
 	}
 	s.broadcast = &broadcast.Handler{Engine: engine, Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log,
 		ClientIP: func(r *http.Request) string { return web.ClientIP(r, cfg.TrustProxy) }, Joins: deps.Joins, Meter: opts.Meter}

@@ -112,12 +112,7 @@ func (s *Session) handle(msg signal.Incoming) error {
 		if err := s.allow("changing room settings", "admin", s.perms.Admin); err != nil {
 			return err
 		}
-		if n := s.room.UpdateSettings(*msg.Settings); msg.Settings.E2EERequired != nil {
-			s.log.Info("room E2EE requirement changed", "e2eeRequired", *msg.Settings.E2EERequired, "unencrypted", n)
-		}
-		if msg.Settings.P2P != nil {
-			s.log.Info("room P2P setting changed", "p2p", *msg.Settings.P2P)
-		}
+		return s.changeSettings(*msg.Settings)
 	case signal.TypeToken:
 		return s.handleToken(msg.Token)
 	case signal.TypeChat:

@@ -69,6 +69,12 @@ type Deps struct {
 	// Inherit, when set (a cluster), gives the settings a room that a join
 	// opens here takes from the cluster's directory (nil: none).
 	Inherit func(room string) *signal.RoomSettings
+	// Settings, when set (a cluster), changes a room's settings on every
+	// bridge serving it (a moderator's room-settings).
+	Settings func(room string, c signal.RoomSettings) error
+	// Chat, when set (a cluster), carries a chat message posted here to the
+	// room's other bridges.
+	Chat func(room string, m signal.ChatMessage)
 	// ClientRTT, when set (a cluster), takes the participant's RTT to this
 	// node as sampled, with its region ("": the node's), for bridge selection.
 	ClientRTT func(region, participant string, rtt time.Duration)

@@ -31,10 +31,9 @@ type Admin struct {
 	// room's other bridges for their participants (docs/cluster.md).
 	Node   string
 	Remote func(ctx context.Context, room string) []Bridge
-	// Changed, set in a cluster, is told a room's settings changed here: the
-	// directory is written at once, not at the next heartbeat (a failover
-	// takes the settings from it).
-	Changed func()
+	// Cluster, set in a cluster, carries actions to the room's other
+	// bridges (admincluster.go).
+	Cluster ClusterAdmin
 }
 
 // maxAdminBody bounds a request body.
@@ -175,6 +174,13 @@ func (a *Admin) scopeOf(r *http.Request) scope {
 
 // room finds the path's room after checking the scope.
 func (a *Admin) room(w http.ResponseWriter, r *http.Request) (*room.Room, bool) {
+	rm, ok := a.roomOrElsewhere(w, r, false)
+	return rm, ok && rm != nil
+}
+
+// roomOrElsewhere is room, but in a cluster (elsewhere) a room not served
+// here is nil with ok true: another bridge may serve it.
+func (a *Admin) roomOrElsewhere(w http.ResponseWriter, r *http.Request, elsewhere bool) (*room.Room, bool) {
 	name := r.PathValue("room")
 	if !signal.ValidRoom(name) {
 		apiError(w, http.StatusNotFound, "not-found", "not a room name")
@@ -185,6 +191,9 @@ func (a *Admin) room(w http.ResponseWriter, r *http.Request) (*room.Room, bool) 
 		return nil, false
 	}
 	rm, ok := a.Hub.Room(name)
+	if !ok && elsewhere && a.Cluster != nil {
+		return nil, true
+	}
 	if !ok {
 		apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no room %q (a room exists while someone is in it)", name))
 		return nil, false
@@ -215,7 +224,12 @@ func (a *Admin) listRooms(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Admin) getRoom(w http.ResponseWriter, r *http.Request) {
-	if rm, ok := a.room(w, r); ok {
+	rm, ok := a.roomOrElsewhere(w, r, true)
+	switch {
+	case !ok:
+	case rm == nil:
+		a.remoteRoom(w, r)
+	default:
 		if st, ok := a.stats(w, rm); ok {
 			writeJSON(w, http.StatusOK, st)
 		}
@@ -232,7 +246,7 @@ type roomPatch struct {
 }
 
 func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
-	rm, ok := a.room(w, r)
+	rm, ok := a.roomOrElsewhere(w, r, true)
 	if !ok {
 		return
 	}
@@ -256,10 +270,12 @@ func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, signal.CodeBadMessage, "nothing to change: give lastN, onStage, e2eeRequired, p2p and/or audioSlots")
 		return
 	}
-	unencrypted := rm.UpdateSettings(signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired, P2P: p.P2P, AudioSlots: p.AudioSlots})
-	if a.Changed != nil {
-		a.Changed()
+	c := signal.RoomSettings{LastN: p.LastN, OnStage: p.OnStage, E2EERequired: p.E2EERequired, P2P: p.P2P, AudioSlots: p.AudioSlots}
+	if a.Cluster != nil {
+		a.patchClusterRoom(w, r, rm, c)
+		return
 	}
+	unencrypted := rm.UpdateSettings(c)
 	a.audit(r, "room settings changed", "room", rm.Name(), "lastN", p.LastN, "onStage", p.OnStage,
 		"e2eeRequired", p.E2EERequired, "p2p", p.P2P, "audioSlots", p.AudioSlots, "unencrypted", unencrypted)
 	if st, ok := a.stats(w, rm); ok {
@@ -268,8 +284,12 @@ func (a *Admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Admin) closeRoom(w http.ResponseWriter, r *http.Request) {
-	rm, ok := a.room(w, r)
+	rm, ok := a.roomOrElsewhere(w, r, true)
 	if !ok {
+		return
+	}
+	if a.Cluster != nil {
+		a.closeClusterRoom(w, r, rm)
 		return
 	}
 	n := rm.CloseRoom("the room was closed by an administrator")
@@ -291,37 +311,62 @@ func (a *Admin) listParticipants(w http.ResponseWriter, r *http.Request) {
 
 // participant finds the path's participant in the room's stats.
 func (a *Admin) participant(w http.ResponseWriter, r *http.Request) (*room.Room, room.ParticipantStats, bool) {
-	rm, ok := a.room(w, r)
-	if !ok {
-		return nil, room.ParticipantStats{}, false
+	rm, p, here, ok := a.participantOrElsewhere(w, r, false)
+	return rm, p, ok && here
+}
+
+// participantOrElsewhere is participant, but in a cluster (elsewhere) a
+// participant not served here is here false with ok true: another bridge
+// may serve it.
+func (a *Admin) participantOrElsewhere(w http.ResponseWriter, r *http.Request, elsewhere bool) (*room.Room, room.ParticipantStats, bool, bool) {
+	rm, ok := a.roomOrElsewhere(w, r, elsewhere)
+	if !ok || rm == nil {
+		return nil, room.ParticipantStats{}, false, ok
 	}
 	st, ok := a.stats(w, rm)
 	if !ok {
-		return nil, room.ParticipantStats{}, false
+		return nil, room.ParticipantStats{}, false, false
 	}
 	id := r.PathValue("id")
 	for _, p := range st.Participants {
 		if p.ID == id {
-			return rm, p, true
+			return rm, p, true, true
 		}
 	}
+	if elsewhere && a.Cluster != nil {
+		return nil, room.ParticipantStats{}, false, true
+	}
 	apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no participant %q in room %q", truncate(id), rm.Name()))
-	return nil, room.ParticipantStats{}, false
+	return nil, room.ParticipantStats{}, false, false
 }
 
 func (a *Admin) getParticipant(w http.ResponseWriter, r *http.Request) {
-	if _, p, ok := a.participant(w, r); ok {
+	_, p, here, ok := a.participantOrElsewhere(w, r, true)
+	switch {
+	case !ok:
+	case !here:
+		if p, ok := a.remoteParticipant(w, r, ParticipantAction{}); ok {
+			writeJSON(w, http.StatusOK, p)
+		}
+	default:
 		writeJSON(w, http.StatusOK, p)
 	}
 }
 
 func (a *Admin) muteParticipant(w http.ResponseWriter, r *http.Request) {
-	rm, p, ok := a.participant(w, r)
+	rm, p, here, ok := a.participantOrElsewhere(w, r, true)
 	if !ok {
 		return
 	}
 	var m signal.Muted
 	if !decodeBody(w, r, &m) {
+		return
+	}
+	if !here {
+		if p, ok := a.remoteParticipant(w, r, ParticipantAction{Mute: &m}); ok {
+			a.audit(r, "participant muted", "room", r.PathValue("room"), "participant", p["id"], "node", p["node"], "audio", m.Audio, "video", m.Video)
+			writeJSON(w, http.StatusOK, p)
+		}
 		return
 	}
 	if !rm.AdminMute(p.ID, m.Audio, m.Video) {
@@ -335,8 +380,15 @@ func (a *Admin) muteParticipant(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Admin) removeParticipant(w http.ResponseWriter, r *http.Request) {
-	rm, p, ok := a.participant(w, r)
+	rm, p, here, ok := a.participantOrElsewhere(w, r, true)
 	if !ok {
+		return
+	}
+	if !here {
+		if p, ok := a.remoteParticipant(w, r, ParticipantAction{Remove: true}); ok {
+			a.audit(r, "participant removed", "room", r.PathValue("room"), "participant", p["id"], "node", p["node"])
+			w.WriteHeader(http.StatusNoContent)
+		}
 		return
 	}
 	if !rm.Remove(p.ID, signal.ByeRemoved, "you were removed from the room by an administrator") {
