@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/podium-sfu/podium/internal/cascade"
 	"github.com/podium-sfu/podium/internal/clip"
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/load"
@@ -66,6 +67,13 @@ type CascadeResult struct {
 	// window: video and audio relayed from other bridges, and all streams.
 	RelayedVideo, RelayedAudio, All Loss
 	RelayedStreams                  int // streams relayed between bridges at the window's end
+	// Where relayed packets went missing, from the window's start to the
+	// end of repairs: the subscribing bridges' repair of the relay hop by
+	// kind, what the origins did with the NACKs, packets dropped between
+	// the relay socket and a relayed track (full queue).
+	AudioRepair, VideoRepair cascade.Repair
+	Resends                  cascade.Resends
+	QueueDrops               uint64
 }
 
 // Loss is receivers' sequence numbers expected and never received.
@@ -92,7 +100,15 @@ func (r CascadeResult) Line() string {
 		r.Bridges, r.Participants, r.LastN, r.Window.Seconds(), r.RelayKbps, r.NeededKbps, r.OctoKbps,
 		ratio(r.RelayKbps, r.NeededKbps), ratio(r.OctoKbps, r.RelayKbps), r.PathLossPercent, r.PathLost,
 		r.RelayedVideo.Expected, r.RelayedVideo.Missed, r.RelayedAudio.Expected, r.RelayedAudio.Missed, r.RelayedAudio.Percent(),
-		r.All.Expected, r.All.Missed, r.RelayedStreams)
+		r.All.Expected, r.All.Missed, r.RelayedStreams) +
+		" " + repairFields("audio", r.AudioRepair) + " " + repairFields("video", r.VideoRepair) +
+		fmt.Sprintf(" nack_asked=%d nack_one_rtt=%d nack_unsubscribed=%d nack_unavailable=%d resent_audio=%d video_late=%d queue_drops=%d",
+			r.Resends.Asked, r.Resends.OneRTT, r.Resends.Unsubscribed, r.Resends.Unavailable, r.Resends.Audio, r.Resends.VideoLate, r.QueueDrops)
+}
+
+func repairFields(kind string, r cascade.Repair) string {
+	return fmt.Sprintf("%[1]s_hop_lost=%[2]d %[1]s_repaired=%[3]d %[1]s_gave_up=%[4]d %[1]s_aged=%[5]d %[1]s_ended=%[6]d %[1]s_outage=%[7]d",
+		kind, r.Lost, r.Repaired, r.GaveUp, r.Aged, r.Ended, r.Outage)
 }
 
 func ratio(a, b float64) float64 {
@@ -177,7 +193,7 @@ func Cascade(ctx context.Context, o CascadeOptions) (CascadeResult, error) {
 		}
 		return nil
 	}
-	t0, rx0, relay0, path0 := run.Totals(), run.Streams(), relaySent(nodes), pathStats(paths)
+	t0, rx0, relay0, path0, cs0 := run.Totals(), run.Streams(), relaySent(nodes), pathStats(paths), cascadeStats(nodes)
 	if err := setLoss(o.Loss); err != nil {
 		return res, err
 	}
@@ -197,10 +213,13 @@ func Cascade(ctx context.Context, o CascadeOptions) (CascadeResult, error) {
 	if err := sleepCtx(ctx, time.Second); err != nil {
 		return res, err
 	}
-	rx2 := run.Streams()
-	for _, n := range nodes {
-		res.RelayedStreams += n.Cascade().Stats().RelayedOut
-	}
+	rx2, cs2 := run.Streams(), cascadeStats(nodes)
+	res.RelayedStreams = cs2.RelayedOut
+	res.AudioRepair, res.VideoRepair = repairSince(cs0.AudioRepair, cs2.AudioRepair), repairSince(cs0.VideoRepair, cs2.VideoRepair)
+	res.Resends = cascade.Resends{Asked: cs2.Resends.Asked - cs0.Resends.Asked, OneRTT: cs2.Resends.OneRTT - cs0.Resends.OneRTT,
+		Unsubscribed: cs2.Resends.Unsubscribed - cs0.Resends.Unsubscribed, Unavailable: cs2.Resends.Unavailable - cs0.Resends.Unavailable,
+		Audio: cs2.Resends.Audio - cs0.Resends.Audio, VideoLate: cs2.Resends.VideoLate - cs0.Resends.VideoLate}
+	res.QueueDrops = cs2.QueueDrops - cs0.QueueDrops
 
 	sec := res.Window.Seconds()
 	res.RelayKbps = float64(relay1-relay0) * 8 / 1000 / sec
@@ -223,9 +242,11 @@ func Cascade(ctx context.Context, o CascadeOptions) (CascadeResult, error) {
 		return res, errors.New("bench cascade: the relay hops lost nothing: loss not applied")
 	case res.RelayedVideo.Expected == 0:
 		return res, errors.New("bench cascade: no video relayed")
-	case res.RelayedVideo.Missed > 0:
-		return res, fmt.Errorf("bench cascade: receivers missed %d of %d relayed video packets after repair",
-			res.RelayedVideo.Missed, res.RelayedVideo.Expected)
+	case res.RelayedAudio.Expected == 0:
+		return res, errors.New("bench cascade: no audio relayed")
+	case res.RelayedVideo.Missed > 0 || res.RelayedAudio.Missed > 0:
+		return res, fmt.Errorf("bench cascade: receivers missed %d of %d relayed video and %d of %d relayed audio packets after repair",
+			res.RelayedVideo.Missed, res.RelayedVideo.Expected, res.RelayedAudio.Missed, res.RelayedAudio.Expected)
 	case res.RelayKbps > res.NeededKbps*(1+o.Margin):
 		return res, fmt.Errorf("bench cascade: the relay carried %.0f kb/s, more than the %.0f kb/s Last N needs + %.0f %%",
 			res.RelayKbps, res.NeededKbps, 100*o.Margin)
@@ -317,6 +338,35 @@ func octoBytesPerS(a, b load.Totals, participants, bridges int) (float64, error)
 	}
 	video *= float64(participants) * (1 + (rtpHeader+relayOverhead)/payload)
 	return float64(bridges-1) * (audio + video), nil
+}
+
+// cascadeStats sums the bridges' cascade counters.
+func cascadeStats(nodes []*server.Server) (sum cascade.Stats) {
+	for _, n := range nodes {
+		st := n.Cascade().Stats()
+		sum.RelayedOut += st.RelayedOut
+		sum.QueueDrops += st.QueueDrops
+		sum.AudioRepair = addRepair(sum.AudioRepair, st.AudioRepair)
+		sum.VideoRepair = addRepair(sum.VideoRepair, st.VideoRepair)
+		r := &sum.Resends
+		r.Asked += st.Resends.Asked
+		r.OneRTT += st.Resends.OneRTT
+		r.Unsubscribed += st.Resends.Unsubscribed
+		r.Unavailable += st.Resends.Unavailable
+		r.Audio += st.Resends.Audio
+		r.VideoLate += st.Resends.VideoLate
+	}
+	return sum
+}
+
+func addRepair(a, b cascade.Repair) cascade.Repair {
+	return cascade.Repair{Lost: a.Lost + b.Lost, Repaired: a.Repaired + b.Repaired, GaveUp: a.GaveUp + b.GaveUp,
+		Aged: a.Aged + b.Aged, Ended: a.Ended + b.Ended, Outage: a.Outage + b.Outage}
+}
+
+func repairSince(a, b cascade.Repair) cascade.Repair {
+	return cascade.Repair{Lost: b.Lost - a.Lost, Repaired: b.Repaired - a.Repaired, GaveUp: b.GaveUp - a.GaveUp,
+		Aged: b.Aged - a.Aged, Ended: b.Ended - a.Ended, Outage: b.Outage - a.Outage}
 }
 
 func relaySent(nodes []*server.Server) (n uint64) {

@@ -50,7 +50,8 @@ func TestLossAfterRepair(t *testing.T) {
 // The cascade benchmark in a short mode, so it cannot rot: two bridges, four
 // participants, Last N = 1, 5 % loss on the relay hops, a few seconds. It
 // fails when a bridge relays more than its receivers take (Last N between
-// bridges broken) or a receiver misses a packet (relay repair broken).
+// bridges broken) or a receiver misses a relayed audio or video packet
+// (relay repair broken).
 func TestCascadeBenchShort(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("clusters two bridges and runs real media (~14 s; under the race detector the load generator falls behind)")
@@ -67,7 +68,11 @@ func TestCascadeBenchShort(t *testing.T) {
 	if res.OctoKbps < 2*res.RelayKbps {
 		t.Errorf("relay %.0f kb/s, Octo's baseline %.0f kb/s: Last N between bridges saves too little", res.RelayKbps, res.OctoKbps)
 	}
-	if res.RelayedVideo.Expected < 100 {
-		t.Errorf("receivers expected %d relayed video packets in the window: too little to judge", res.RelayedVideo.Expected)
+	if res.RelayedVideo.Expected < 100 || res.RelayedAudio.Expected < 100 {
+		t.Errorf("receivers expected %d relayed video and %d relayed audio packets in the window: too little to judge",
+			res.RelayedVideo.Expected, res.RelayedAudio.Expected)
+	}
+	if res.AudioRepair.Lost == 0 || res.VideoRepair.Lost == 0 {
+		t.Errorf("the relay hops lost no audio (%d) or no video (%d) packet: repair not exercised", res.AudioRepair.Lost, res.VideoRepair.Lost)
 	}
 }

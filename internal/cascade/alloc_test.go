@@ -18,7 +18,7 @@ import (
 func TestRelayPathAllocs(t *testing.T) {
 	rt, _ := nackCapture(t, 20*time.Millisecond)
 	sub := rt.t
-	w := &relayWriter{t: sub, stream: 1, ssrc: 1, levels: speaking(t).Levels()}
+	w := &relayWriter{t: sub, stream: 1, ssrc: 1, levels: speaking(t).Levels(), store: newAudioStore(), counts: &resendCounters{}}
 	addr := sub.Addr()
 	w.addr.Store(&addr)
 	hdr := rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: 1, Timestamp: 960, SSRC: 1}

@@ -220,11 +220,16 @@ type Stats struct {
 	RelayedIn          int    // streams relayed to this node now
 	QueueDrops         uint64 // relayed packets dropped for a full track queue
 	Reports            uint64 // sender reports relayed to this node
+	// The relay hop's repair of what this node receives, by kind, and how
+	// it answered the others' NACKs.
+	AudioRepair, VideoRepair Repair
+	Resends                  Resends
 }
 
 // Stats reads the counters.
 func (c *Cascade) Stats() Stats {
 	st := c.remote.stats()
 	st.RelayedOut = c.origin.count()
+	st.Resends = c.origin.resends.load()
 	return st
 }

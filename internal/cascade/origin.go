@@ -105,7 +105,13 @@ type origin struct {
 	subs    map[subKey]*relayDown
 	demand  map[string]map[string]map[string][]bool // room → node → source → encodings, as last told the room
 	keep    map[bridgeKey]kept                      // what each bridge's subscription asked kept on
-	fb      relay.Feedback                          // scratch of feedback (relay reader only)
+	resends resendCounters
+
+	// The relay reader's scratch: feedback parsed, a NACK for a relayed
+	// video DownTrack, an audio packet being resent.
+	fb    relay.Feedback
+	nack  rtcp.TransportLayerNack
+	audio [audioSlotSize]byte
 }
 
 func newOrigin(cfg Config) *origin {
@@ -161,7 +167,7 @@ func (o *origin) subscribe(req []byte) ([]byte, error) {
 		k := subKey{s.Node, id}
 		r := o.subs[k]
 		if r == nil {
-			r = newRelayDown(o.cfg.Relay, st, id, addr)
+			r = newRelayDown(o.cfg.Relay, st, id, addr, &o.resends)
 			o.subs[k] = r
 			added = append(added, r)
 		}
@@ -360,19 +366,37 @@ func (o *origin) feedback(now time.Time, sender uint32, stream uint32, body []by
 			st.up.RequestKeyframe(now)
 		}
 	case relay.FeedbackNACK:
-		if r == nil {
+		o.nack = rtcp.TransportLayerNack{Nacks: o.nack.Nacks[:0]}
+		for _, p := range o.fb.NACKs {
+			p.Lost(func(seq uint16) { o.resend(now, r, seq) })
+		}
+		if len(o.nack.Nacks) > 0 {
+			o.nack.MediaSSRC = r.w.ssrc
+			r.d.HandleRTCP(now, []rtcp.Packet{&o.nack})
+		}
+	}
+}
+
+// resend answers one NACKed sequence number of r (nil: not subscribed):
+// audio from its store at once, video added to o.nack for its DownTrack.
+func (o *origin) resend(now time.Time, r *relayDown, seq uint16) {
+	c := &o.resends
+	c.asked.Add(1)
+	switch {
+	case r == nil:
+		c.unsubscribed.Add(1)
+	case !r.allowResend(now, seq):
+		c.oneRTT.Add(1)
+	case r.w.store == nil:
+		o.nack.Nacks = append(o.nack.Nacks, rtcp.NackPair{PacketID: seq})
+	default:
+		n, ok := r.w.store.get(seq, o.audio[:])
+		if !ok {
+			c.unavailable.Add(1)
 			return
 		}
-		nack := &rtcp.TransportLayerNack{MediaSSRC: r.w.ssrc}
-		for _, p := range o.fb.NACKs {
-			p.Lost(func(seq uint16) {
-				if r.allowResend(now, seq) {
-					nack.Nacks = append(nack.Nacks, rtcp.NackPair{PacketID: seq})
-				}
-			})
-		}
-		if len(nack.Nacks) > 0 {
-			r.d.HandleRTCP(now, []rtcp.Packet{nack})
+		if r.w.t.Send(now, *r.w.addr.Load(), relay.KindMedia, r.w.stream, o.audio[:n]) == nil {
+			c.audio.Add(1)
 		}
 	}
 }
@@ -397,11 +421,17 @@ type relayWriter struct {
 	stream uint32
 	ssrc   uint32
 	levels *forward.LevelRing // audio: the source's levels, sent along
+	store  *audioStore        // audio: what was sent, for NACKs
+	counts *resendCounters
 	hdr    rtp.Header
 	exts   []rtp.Extension // hdr's, with a backing of its own
 	ext    [1]byte
 	buf    [relay.MaxBody]byte
 	silent atomic.Uint64 // audio packets not relayed: the source is silent
+	gaps   silenceGaps
+	// Video: the highest sequence number written.
+	highest uint16
+	wrote   bool
 }
 
 // audioLevelExt is the extension id the relay carries audio levels in.
@@ -412,18 +442,25 @@ const audioLevelExt = 1
 const silence = 127
 
 func (w *relayWriter) WriteRTP(h *rtp.Header, payload []byte) (int, error) {
+	now := time.Now()
 	w.hdr = *h
 	w.hdr.Extension, w.hdr.Extensions = false, w.exts[:0]
 	if w.levels != nil {
-		if l, ok := w.levels.Latest(); ok && time.Since(l.At) < 100*time.Millisecond {
+		if l, ok := w.levels.Latest(); ok && now.Sub(l.At) < 100*time.Millisecond {
 			if l.Raw >= silence {
 				w.silent.Add(1)
+				w.gaps.skip(h.SequenceNumber)
 				return len(payload), nil
 			}
 			w.ext[0] = l.Raw
 			_ = w.hdr.SetExtension(audioLevelExt, w.ext[:])
 			w.exts = w.hdr.Extensions
 		}
+		seq, ok := w.gaps.number(h.SequenceNumber)
+		if !ok {
+			return len(payload), nil
+		}
+		w.hdr.SequenceNumber = seq
 	}
 	n, err := w.hdr.MarshalTo(w.buf[:])
 	if err != nil {
@@ -433,8 +470,15 @@ func (w *relayWriter) WriteRTP(h *rtp.Header, payload []byte) (int, error) {
 		return 0, relay.ErrLong
 	}
 	n += copy(w.buf[n:], payload)
+	if w.store != nil {
+		w.store.keep(w.hdr.SequenceNumber, w.buf[:n], now)
+	} else if w.wrote && int16(w.hdr.SequenceNumber-w.highest) <= 0 {
+		w.counts.videoLate.Add(1)
+	} else {
+		w.highest, w.wrote = w.hdr.SequenceNumber, true
+	}
 	addr := w.addr.Load()
-	if err := w.t.Send(time.Now(), *addr, relay.KindMedia, w.stream, w.buf[:n]); err != nil {
+	if err := w.t.Send(now, *addr, relay.KindMedia, w.stream, w.buf[:n]); err != nil {
 		return 0, err
 	}
 	return len(payload), nil
@@ -471,13 +515,16 @@ func (b bindContext) WriteStream() webrtc.TrackLocalWriter                   { r
 func (b bindContext) ID() string                                             { return "relay" }
 func (b bindContext) RTCPReader() interceptor.RTCPReader                     { return nil }
 
-func newRelayDown(t *relay.Transport, st outStream, stream uint32, addr netip.AddrPort) *relayDown {
+func newRelayDown(t *relay.Transport, st outStream, stream uint32, addr netip.AddrPort, counts *resendCounters) *relayDown {
 	// The stream id is the SSRC too: the subscriber's track knows its sender
 	// reports by it.
-	w := &relayWriter{t: t, stream: stream, ssrc: stream}
+	w := &relayWriter{t: t, stream: stream, ssrc: stream, counts: counts}
 	w.addr.Store(&addr)
-	if st.up.Kind() == webrtc.RTPCodecTypeAudio && st.up.AudioLevelExtID() != 0 {
-		w.levels = st.up.Levels()
+	if st.up.Kind() == webrtc.RTPCodecTypeAudio {
+		w.store = newAudioStore()
+		if st.up.AudioLevelExtID() != 0 {
+			w.levels = st.up.Levels()
+		}
 	}
 	d := forward.NewDownTrack(st.up, "relay")
 	pt := webrtc.PayloadType(96)

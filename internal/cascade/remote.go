@@ -57,6 +57,8 @@ type remotes struct {
 	dispatch atomic.Pointer[map[uint64]*remoteTrack] // sender<<32 | stream
 	drops    atomic.Uint64
 	reports  atomic.Uint64
+	audio    repairCounters // the relay hop's repair, by kind
+	video    repairCounters
 	parts    atomic.Int64   // participants of other bridges in local rooms
 	wg       sync.WaitGroup // subscription requests
 }
@@ -158,7 +160,11 @@ func (r *remotes) apply(now time.Time, ro roster) {
 			if part.tracks[t.Stream] != nil {
 				continue
 			}
-			rt := newRemoteTrack(r.cfg.Relay, b, t)
+			counts := &r.video
+			if t.Kind == webrtc.RTPCodecTypeAudio.String() {
+				counts = &r.audio
+			}
+			rt := newRemoteTrack(r.cfg.Relay, b, t, counts)
 			part.tracks[t.Stream] = rt
 			r.wg.Add(2)
 			go func() { defer r.wg.Done(); rt.up.Run() }()
@@ -317,7 +323,8 @@ func (r *remotes) closeAll() {
 }
 
 func (r *remotes) stats() Stats {
-	st := Stats{QueueDrops: r.drops.Load(), RemoteParticipants: int(r.parts.Load()), Reports: r.reports.Load()}
+	st := Stats{QueueDrops: r.drops.Load(), RemoteParticipants: int(r.parts.Load()), Reports: r.reports.Load(),
+		AudioRepair: r.audio.load(), VideoRepair: r.video.load()}
 	for _, t := range *r.dispatch.Load() {
 		if t.wanted() {
 			st.RelayedIn++
@@ -345,17 +352,17 @@ type remoteTrack struct {
 	reports chan []byte
 
 	// The reader's (up.Run) only.
-	started bool
-	highest uint16
-	missing [missSlots]miss
-	retried time.Time
-	pairs   []relay.NACKPair
-	fb      []byte
+	gaps  gapDetector
+	timer *time.Timer // fires when a retry is due
+	armed time.Time   // what timer was set for
+	fb    []byte
 }
 
-func newRemoteTrack(t *relay.Transport, b *bridge, info rosterTrack) *remoteTrack {
+func newRemoteTrack(t *relay.Transport, b *bridge, info rosterTrack, counts *repairCounters) *remoteTrack {
 	rt := &remoteTrack{t: t, b: b, stream: info.Stream, source: info.Source, data: make(chan *[]byte, queueSlots), free: make(chan *[]byte, queueSlots),
-		done: make(chan struct{}), fb: make([]byte, 0, 1+4*relay.MaxNACKPairs), reports: make(chan []byte, 4)}
+		done: make(chan struct{}), fb: make([]byte, 0, 1+4*relay.MaxNACKPairs), reports: make(chan []byte, 4),
+		gaps: gapDetector{counts: counts}, timer: time.NewTimer(time.Hour)}
+	rt.timer.Stop()
 	for range queueSlots {
 		p := make([]byte, 0, relay.MaxBody)
 		rt.free <- &p
@@ -386,14 +393,23 @@ func (rt *remoteTrack) wanted() bool {
 }
 
 func (rt *remoteTrack) read(b []byte) (int, error) {
-	select {
-	case p := <-rt.data:
-		n := copy(b, *p)
-		rt.free <- p
-		rt.gap(time.Now(), b[:n])
-		return n, nil
-	case <-rt.done:
-		return 0, io.EOF
+	for {
+		select {
+		case p := <-rt.data:
+			n := copy(b, *p)
+			rt.free <- p
+			rt.received(time.Now(), b[:n])
+			return n, nil
+		case <-rt.timer.C:
+			// Retries go on while no packet comes: the stream may have
+			// ended here (Last N) with its last packets still missing.
+			rt.armed = time.Time{}
+			rt.retry(time.Now())
+		case <-rt.done:
+			rt.timer.Stop()
+			rt.gaps.end()
+			return 0, io.EOF
+		}
 	}
 }
 
@@ -408,91 +424,28 @@ func (rt *remoteTrack) readReport(b []byte) (int, error) {
 	}
 }
 
-// nackSpan is the largest gap NACKed: a longer one is an outage or the
-// stream's start, which keyframes repair.
-const nackSpan = 128
-
-// NACK retries: a packet still missing a round trip (at least minRetry)
-// after its NACK is asked for again, up to nackTries times in all, while it
-// is within missSlots of the newest; retries are looked for at most every
-// minRetry/2.
-const (
-	missSlots = 512
-	nackTries = 3
-	minRetry  = 20 * time.Millisecond
-)
-
-type miss struct {
-	seq    uint16
-	active bool
-	tries  uint8
-	at     int64 // unix nanos of the latest NACK
+// received runs the gap detector on a packet read (the track's reader).
+func (rt *remoteTrack) received(now time.Time, pkt []byte) {
+	if len(pkt) < 12 {
+		return
+	}
+	rt.gaps.received(now, binary.BigEndian.Uint16(pkt[2:]), time.Duration(rt.b.rtt.Load()))
+	rt.retry(now)
 }
 
-// gap NACKs, over the relay, the packets missing before this one, and asks
-// again for those still missing a round trip later: repair on the relay hop,
-// which the origin answers from its packet store.
-func (rt *remoteTrack) gap(now time.Time, pkt []byte) {
-	if len(pkt) < 12 || rt.up.Kind() != webrtc.RTPCodecTypeVideo {
-		return
-	}
-	seq := binary.BigEndian.Uint16(pkt[2:])
-	if m := &rt.missing[seq%missSlots]; m.active && m.seq == seq {
-		m.active = false // repaired
-	}
-	if !rt.started {
-		rt.started, rt.highest = true, seq
-		return
-	}
-	rt.pairs = rt.pairs[:0]
-	if d := int16(seq - rt.highest); d > 0 {
-		if d > 1 && d <= nackSpan {
-			for s := rt.highest + 1; s != seq; s++ {
-				rt.missing[s%missSlots] = miss{seq: s, active: true, tries: 1, at: now.UnixNano()}
-				rt.addLost(s)
-			}
-		}
-		rt.highest = seq
-	}
-	retry := max(time.Duration(rt.b.rtt.Load())*5/4, minRetry)
-	if now.Sub(rt.retried) >= minRetry/2 {
-		rt.retried = now
-		for i := range rt.missing {
-			m := &rt.missing[i]
-			if !m.active {
-				continue
-			}
-			if uint16(rt.highest-m.seq) >= missSlots-nackSpan || m.tries >= nackTries {
-				m.active = false // too old to matter, or given up
-				continue
-			}
-			if now.UnixNano()-m.at >= int64(retry) {
-				m.tries++
-				m.at = now.UnixNano()
-				rt.addLost(m.seq)
-			}
-		}
-	}
-	if len(rt.pairs) > 0 {
+// retry NACKs, over the relay, what the gap detector says to ask its origin
+// for now, which the origin answers from its packet store (repair on the
+// relay hop), and sets the timer for the next retry.
+func (rt *remoteTrack) retry(now time.Time) {
+	rt.gaps.retry(now, time.Duration(rt.b.rtt.Load()))
+	if pairs := rt.gaps.take(); len(pairs) > 0 {
 		if addr := rt.b.addr.Load(); addr != nil {
-			_ = rt.t.Send(now, *addr, relay.KindFeedback, rt.stream, relay.AppendNACK(rt.fb[:0], rt.pairs))
+			_ = rt.t.Send(now, *addr, relay.KindFeedback, rt.stream, relay.AppendNACK(rt.fb[:0], pairs))
 		}
 	}
-}
-
-// addLost adds s to the NACK being built (pairs of up to 17 sequence numbers).
-func (rt *remoteTrack) addLost(s uint16) {
-	for i := range rt.pairs {
-		p := &rt.pairs[i]
-		if d := s - p.First; d == 0 {
-			return
-		} else if d <= 16 {
-			p.Mask |= 1 << (d - 1)
-			return
-		}
-	}
-	if len(rt.pairs) < relay.MaxNACKPairs {
-		rt.pairs = append(rt.pairs, relay.NACKPair{First: s})
+	if next := rt.gaps.next(); !next.IsZero() && !next.Equal(rt.armed) {
+		rt.armed = next
+		rt.timer.Reset(next.Sub(now))
 	}
 }
 

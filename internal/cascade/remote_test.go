@@ -44,7 +44,7 @@ func nackCapture(t *testing.T, rtt time.Duration) (*remoteTrack, chan []uint16) 
 	b.addr.Store(&addr)
 	b.rtt.Store(int64(rtt))
 	rt := newRemoteTrack(sub, b, rosterTrack{Stream: 1, Source: "a", Kind: webrtc.RTPCodecTypeVideo.String(),
-		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}}, &repairCounters{})
 	return rt, got
 }
 
@@ -76,27 +76,35 @@ func expectNone(t *testing.T, got chan []uint16) {
 	}
 }
 
-// Gaps are NACKed at once; what is still missing a round trip later is asked
-// for again, up to three times in all; what arrives is not; a gap longer than
-// nackSpan is left to keyframes; sequence numbers wrap.
-func TestGapNACKs(t *testing.T) {
+// A relayed stream whose packets stop (Last N moved on, or DTX) still
+// asks again for what it misses: the track's reader retries on a timer, not
+// only when a packet comes.
+func TestRetriesWithoutPackets(t *testing.T) {
 	rt, got := nackCapture(t, 40*time.Millisecond)
-	t0 := time.Unix(1000, 0)
-	rt.gap(t0, rtpSeq(65533))
-	rt.gap(t0, rtpSeq(65534))
-	expectNone(t, got)
-	rt.gap(t0, rtpSeq(2)) // 65535, 0, 1 lost across the wrap
-	expectNACK(t, got, 0, 1, 65535)
-	rt.gap(t0.Add(10*time.Millisecond), rtpSeq(0)) // repaired
-	expectNone(t, got)
-	rt.gap(t0.Add(30*time.Millisecond), rtpSeq(3)) // within the round trip: no retry
-	expectNone(t, got)
-	rt.gap(t0.Add(60*time.Millisecond), rtpSeq(4)) // 1.25 RTT later: the rest again
-	expectNACK(t, got, 1, 65535)
-	rt.gap(t0.Add(120*time.Millisecond), rtpSeq(5))
-	expectNACK(t, got, 1, 65535) // third and last try
-	rt.gap(t0.Add(200*time.Millisecond), rtpSeq(6))
-	expectNone(t, got)
-	rt.gap(t0.Add(200*time.Millisecond), rtpSeq(6+nackSpan+1)) // an outage
-	expectNone(t, got)
+	go func() {
+		buf := make([]byte, relay.MaxBody)
+		for {
+			if _, err := rt.read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(rt.close)
+	r := newRemotes(Config{Relay: rt.t}, nil)
+	m := map[uint64]*remoteTrack{trackKey(7, 1): rt}
+	r.dispatch.Store(&m)
+	for _, seq := range []uint16{10, 11, 14} {
+		r.media(7, 1, rtpSeq(seq))
+	}
+	for range nackTries { // the first, then the timer's retries: no packet comes
+		expectNACK(t, got, 12, 13)
+	}
+	select {
+	case seqs := <-got:
+		t.Fatalf("NACKed %v after the last try", seqs)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if c := rt.gaps.counts.load(); c.Lost != 2 || c.GaveUp != 2 {
+		t.Errorf("counted %+v, want 2 lost, 2 given up", c)
+	}
 }
