@@ -83,6 +83,7 @@ type DownCounters struct {
 	DroppedLayer     uint64 // held back by the projection: waiting for a keyframe, another encoding, a temporal layer above the one wanted
 	DroppedSendError uint64 // the connection refused the write
 	DroppedSwitched  uint64 // audio slot: a packet of a former source, or older than its source's first
+	Fills            uint64 // padding-only packets sent under the number of a late packet dropped (fillLocked)
 }
 
 // Counters reads the DownTrack's counters.
@@ -401,6 +402,9 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 	d.updateAcceptsLocked()
 	if !forward {
 		d.counters.DroppedLayer++
+		if out.Fill {
+			d.fillLocked(out, batch)
+		}
 		if enc, ok := d.proj.WantsKeyframe(); ok {
 			return false, d.ups[enc]
 		}
@@ -417,6 +421,25 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 	err := d.sendLocked(pkt[p.Header.PayloadOffset:p.Header.PayloadEnd], false, batch)
 	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
 	return err == nil, nil
+}
+
+// fillPadding is a fill packet's padding: RTP's least.
+const fillPadding = 1
+
+// fillLocked sends a padding-only packet under the number the projection
+// had reserved for a late packet it then dropped (Output.Fill): receivers
+// take padding for a packet received, so the number is not a loss that no
+// NACK could repair (lost relayed packets of a temporal layer the receiver
+// does not get arrive late, repaired on the relay hop).
+func (d *DownTrack) fillLocked(out rewrite.Output, batch *wire.Batch) {
+	h := &d.hdr
+	h.Version, h.Padding, h.PaddingSize, h.Marker = 2, true, fillPadding, false
+	h.Extension, h.Extensions, h.CSRC = false, h.Extensions[:0], h.CSRC[:0]
+	h.PayloadType, h.SequenceNumber, h.Timestamp, h.SSRC = d.pt, out.SequenceNumber, out.Timestamp, d.ssrc
+	d.sentPackets++ // sender reports count padding packets, with no payload octets
+	if d.sendLocked(nil, false, batch) == nil {
+		d.counters.Fills++
+	}
 }
 
 // sendLocked writes d.hdr and payload (probe: a padding-only probe),

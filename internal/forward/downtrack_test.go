@@ -337,3 +337,31 @@ func TestRunReadsUntilError(t *testing.T) {
 func rtxPayload(seq uint16, payload []byte) []byte {
 	return append(binary.BigEndian.AppendUint16(nil, seq), payload...)
 }
+
+// A late packet the projection drops for its temporal layer had its number
+// reserved when the next one went out: the receiver gets a padding-only
+// packet under that number instead (a fill), not a hole no NACK repairs.
+func TestLateDroppedPacketFilled(t *testing.T) {
+	up := newVideoUp(t, nil)
+	rec := &recorder{}
+	d := bindDown(t, up, "r", videoContext(1, 2).withWriter(rec))
+	d.SetLayer(0, 1) // TL0 and TL1
+	src := &video{t: t}
+	// A VP8 delta frame of TL2: descriptor with X, T and TID 2.
+	tl2Delta := []byte{0x90, 0x20, 0x80, 0x51, 0x12, 0x00, 0xaa}
+	feed(t, up, src.next(vp8Key, true), t0)
+	feed(t, up, src.next(vp8Delta, true), t0.Add(33*time.Millisecond))
+	late := src.next(tl2Delta, true)
+	feed(t, up, src.next(vp8Delta, true), t0.Add(100*time.Millisecond))
+	feed(t, up, late, t0.Add(120*time.Millisecond))
+	if got, want := rec.seqs(), []uint16{1, 2, 4, 3}; !slices.Equal(got, want) {
+		t.Fatalf("sent %v, want %v", got, want)
+	}
+	fill := rec.packets()[3]
+	if !fill.hdr.Padding || len(fill.payload) != 0 {
+		t.Fatalf("number 3 went out as %+v with %d payload bytes, want padding only", fill.hdr, len(fill.payload))
+	}
+	if c := d.Counters(); c.Fills != 1 || c.Packets != 3 {
+		t.Fatalf("counters %+v, want 1 fill beside 3 packets", c)
+	}
+}

@@ -32,6 +32,12 @@ type Output struct {
 	// starts a new segment (first start, switch, resume after a pause or
 	// stop, or resynchronisation after the source restarted), else -1.
 	SwitchedTo int
+	// Fill, on a packet not forwarded: it came late and is dropped (its
+	// frame's temporal layer is not forwarded, or its frame was dropped),
+	// but its number was reserved when it was passed over and later ones
+	// went out, so the receiver counts it lost and no NACK can bring it.
+	// Send a padding-only packet under SequenceNumber and Timestamp instead.
+	Fill bool
 }
 
 var noOutput = Output{SwitchedTo: -1}
@@ -269,6 +275,9 @@ func (p *Projector) project(now time.Time, in *packet) (Output, bool) {
 	forward, pid, tsOffset := p.frame(now, in, inOrder)
 	if !forward {
 		p.seq.drop(ext, inOrder)
+		if !inOrder {
+			return Output{SequenceNumber: p.seq.out(ext), Timestamp: in.ts + p.tsOffset, SwitchedTo: -1, Fill: true}, false
+		}
 		return noOutput, false
 	}
 	if inOrder {

@@ -497,3 +497,58 @@ func TestNilDescriptor(t *testing.T) {
 		t.Fatalf("%+v", outs)
 	}
 }
+
+// A packet lost and then repaired (it arrives late) whose frame is not
+// forwarded — a temporal layer above the receiver's, or a frame dropped at
+// its first packet — had its output number reserved when later packets
+// passed it: it comes back as a fill (a padding-only packet under that
+// number), so the receiver's sequence has no hole no NACK could repair.
+// Late packets that are forwarded, and dropped in-order ones, are no fill.
+func TestLateDroppedPacketFills(t *testing.T) {
+	pr := NewProjector()
+	pr.SetTarget(0, 1) // TL0 and TL1
+	s := newSrc(0, 100, 1, 1, 1)
+	outs := mustForward(t, run(pr, ms(0), s, s.key(t)), 2)
+	tl2 := s.frame(t, false, 2, false, 1) // lost for now
+	tl1 := s.frame(t, false, 1, true, 2)
+	tl1[0], tl1[1] = tl1[1], tl1[0] // reordered: the first comes late
+	dropped := s.frame(t, false, 2, false, 2)
+	outs = append(outs, mustForward(t, run(pr, ms(33), s, tl1[:1]), 1)...)
+	// The dropped frame's first packet is dropped in order (no number); its
+	// second is lost for now.
+	if o, ok := feed(pr, ms(66), 0, dropped[0]); ok || o.Fill {
+		t.Fatalf("in-order TL2 packet: %+v %v, want dropped without a fill", o, ok)
+	}
+	next := s.delta(t)
+	outs = append(outs, mustForward(t, run(pr, ms(100), s, next), 2)...)
+	// The numbers the receiver saw skip two: the lost TL2 packet and the
+	// lost second packet of the dropped frame; the late TL1 packet is one.
+	if o, ok := feed(pr, ms(110), 0, tl1[1]); !ok || o.Fill {
+		t.Fatalf("late TL1 packet: %+v %v, want forwarded", o, ok)
+	} else {
+		outs = append(outs, o)
+	}
+	for _, p := range []*parsed{tl2[0], dropped[1]} {
+		o, ok := feed(pr, ms(120), 0, p)
+		if ok || !o.Fill {
+			t.Fatalf("late packet %d: %+v %v, want a fill", p.hdr.SequenceNumber, o, ok)
+		}
+		outs = append(outs, o)
+	}
+	seen := map[uint16]bool{}
+	for _, o := range outs {
+		if seen[o.SequenceNumber] {
+			t.Fatalf("number %d twice", o.SequenceNumber)
+		}
+		seen[o.SequenceNumber] = true
+	}
+	first := outs[0].SequenceNumber
+	for n := range uint16(len(outs)) {
+		if !seen[first+n] {
+			t.Fatalf("number %d never sent: a hole (%+v)", first+n, outs)
+		}
+	}
+	if o, ok := feed(pr, ms(130), 0, tl2[0]); ok || o.Fill {
+		t.Fatalf("the same late packet again: %+v %v, want nothing", o, ok)
+	}
+}

@@ -103,6 +103,10 @@ func (w *seqWindow) forward(ext int64, inOrder bool) uint16 {
 	return s.out
 }
 
+// out is the output sequence number of ext, which must be in the window
+// and reserved or forwarded.
+func (w *seqWindow) out(ext int64) uint16 { return w.slots[ext&(seqWindowSize-1)].out }
+
 // drop records ext as dropped. An in-order drop shifts the following packets
 // down so it leaves no gap; a late one leaves its reserved slot empty.
 func (w *seqWindow) drop(ext int64, inOrder bool) {
