@@ -71,3 +71,30 @@ func TestPlacementByMeasuredRTT(t *testing.T) {
 		t.Fatalf("Bob (eu) at node1 got %s %s; want a redirect to node0 (keep-conference-bridge)", typ, frame)
 	}
 }
+
+// TestRedirectedJoinGivesItsRTT: a join that its entry node sends elsewhere
+// still tells that node the client's RTT (a WebSocket ping, which clients
+// answer by themselves), so a node learns the RTTs of the regions whose
+// clients reach it, not only of those it serves. Zoe (eu) opens a room at the
+// us node, which redirects her to the eu node; the us node then publishes a
+// figure for eu clients.
+func TestRedirectedJoinGivesItsRTT(t *testing.T) {
+	nodes := startClusterOf(t, "us", "eu")
+	n0 := nodes[0]
+	within(t, 15*time.Second, "both registries list both nodes", func() bool {
+		return n0.Node().HealthyNodes(time.Now()) == 2 && nodes[1].Node().HealthyNodes(time.Now()) == 2
+	})
+	typ, frame := joinProbe(t, wsURL(n0)+"?region=eu", "fresh", "Zoe")
+	var rd signal.Redirect
+	if err := json.Unmarshal(frame, &rd); typ != signal.TypeRedirect || err != nil || rd.Node != "node1" {
+		t.Fatalf("Zoe (eu) at the us node got %s %s; want a redirect to node1", typ, frame)
+	}
+	within(t, 10*time.Second, "the us node publishes eu clients' RTT to it", func() bool {
+		for _, n := range n0.Node().Nodes(time.Now()) {
+			if f := n.ClientRTT["eu"]; n.ID == "node0" && f.N == 1 && f.MS > 0 && f.MS < 1000 {
+				return true
+			}
+		}
+		return false
+	})
+}

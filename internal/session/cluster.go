@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"time"
 
 	"github.com/podium-sfu/podium/internal/auth"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -34,11 +35,29 @@ func (s *Session) place(room string, claims *auth.Claims) error {
 	s.region = region
 	rd := s.deps.Place(room, region, s.hints.Bridge, s.hints.Lost)
 	if rd == nil {
-		return nil
+		return nil // its RTT to this node comes from its connections (sampleRTT)
 	}
+	s.reportPing(region)
 	s.log.Info("redirected to another bridge", "room", room, "node", rd.Node, "region", rd.Region, "reason", rd.Reason)
 	s.Send(signal.TypeRedirect, *rd)
 	return errRedirected
+}
+
+// reportPing gives bridge selection a redirected client's RTT to this node,
+// which it would otherwise never learn (docs/cluster.md, Where the RTTs come
+// from): the WebSocket ping's, waited for at most pingWait. Clients are told
+// apart by address here (they have no participant id), one figure each.
+func (s *Session) reportPing(region string) {
+	if s.pinged == nil || s.deps.ClientRTT == nil {
+		return
+	}
+	t := time.NewTimer(pingWait)
+	defer t.Stop()
+	select {
+	case d := <-s.pinged:
+		s.deps.ClientRTT(region, "addr:"+s.remote, d)
+	case <-t.C:
+	}
 }
 
 // fallbacks are the welcome's node and fallback URLs (docs/cluster.md, Failover).

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,26 @@ func (s *Session) sampleRTT() {
 		}
 	}
 }
+
+// pingRTT times one WebSocket ping as the connection opens (browsers answer
+// it by themselves; the reader reads the pong): the client's RTT to this
+// node, which a join sent elsewhere reports (place). It arrives about when
+// the join does.
+func (s *Session) pingRTT() {
+	ctx, cancel := context.WithTimeout(s.ctx, pingTimeout)
+	defer cancel()
+	t0 := time.Now()
+	if s.conn.Ping(ctx) == nil {
+		s.pinged <- time.Since(t0)
+	}
+}
+
+// pingTimeout bounds the ping; pingWait is how long a redirected join waits
+// for it beyond its own arrival.
+const (
+	pingTimeout = 5 * time.Second
+	pingWait    = 200 * time.Millisecond
+)
 
 // pairRTT is the current round-trip time of pc's selected candidate pair. It
 // asks the ICE transport only (pc.GetStats races with the Close pion starts by

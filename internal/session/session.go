@@ -118,6 +118,8 @@ type Session struct {
 	remote string // client IP address
 	hints  Hints  // what the WebSocket URL said (region, bridge)
 	region string // the participant's region as placed ("": the node's)
+	// pinged carries the WebSocket ping's round trip, once (pingRTT); nil: not timed.
+	pinged chan time.Duration
 
 	// Owned by the loop.
 	claims   *auth.Claims       // the verified token; nil in dev mode without one
@@ -178,6 +180,10 @@ func ServeWith(ctx context.Context, conn *websocket.Conn, deps Deps, remote stri
 	readCtx, stopReading := context.WithCancel(context.Background())
 	defer stopReading()
 	s.goOwned(func() { s.readLoop(readCtx, in) })
+	if deps.ClientRTT != nil {
+		s.pinged = make(chan time.Duration, 1)
+		s.goOwned(s.pingRTT)
+	}
 	s.run(in)
 	s.shutdown()
 	close(s.out)
