@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/podium-sfu/podium/internal/client"
+	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
@@ -214,12 +215,34 @@ func TestClusterAdminSettingsAndChat(t *testing.T) {
 		t.Fatalf("remove Bob at node0: %d %s", status, body)
 	}
 	waitFor(t, bob, "Bob's session at node1 ends as removed", 5*time.Second, func(s *client.State) bool { return s.ByeCode == signal.ByeRemoved })
+	within(t, 5*time.Second, "Bob has left node1's room", func() bool {
+		st, _ := rm1.Stats(time.Now())
+		return !slices.ContainsFunc(st.Participants, func(p room.ParticipantStats) bool { return p.ID == bobID })
+	})
 	status, body = adminDo(t, "DELETE", api1, nil)
 	var closed struct{ Removed int }
 	if err := json.Unmarshal(body, &closed); status != http.StatusOK || err != nil || closed.Removed != 4 {
 		t.Fatalf("close at node1: %d %s (want 4 removed: Ann, Cat, Eve at node0, Dan at node1)", status, body)
 	}
 	waitFor(t, ann, "Ann's session at node0 ends as the room closed", 5*time.Second, func(s *client.State) bool { return s.ByeCode == signal.ByeRoomClosed })
+
+	// A bridge that is gone is a clear error at once, not a hang: node1
+	// crashes while node0 still counts it healthy (its TTL), and muting its
+	// participant at node0 is 502 (no responders) or 504 (asked in vain).
+	fay := dialURL(t, wsURL(n1)+"?bridge=node1", "xgone", "Fay")
+	within(t, 5*time.Second, "node0's directory has Fay's room at node1", func() bool { return len(n0.Node().Bridges("xgone", time.Now())) == 1 })
+	n1.Node().Crash()
+	asked := time.Now()
+	status, body = adminDo(t, "POST", n0.URL()+"api/v1/rooms/xgone/participants/"+fay.Snapshot().ID+"/mute", signal.Muted{Audio: true})
+	switch {
+	case status == http.StatusBadGateway && bytes.Contains(body, []byte("bridge-unavailable")),
+		status == http.StatusGatewayTimeout && bytes.Contains(body, []byte("bridge-timeout")):
+		t.Logf("a gone bridge: %d after %v", status, time.Since(asked))
+	case status == http.StatusNotFound && n0.Node().HealthyNodes(time.Now()) == 1:
+		t.Logf("node1 expired from node0's registry before the request (%v): 404", time.Since(asked))
+	default:
+		t.Fatalf("mute at a crashed bridge: %d %s", status, body)
+	}
 	t.Logf("done after %v", time.Since(start))
 }
 
