@@ -71,6 +71,37 @@ func (c *chatLog) keep(m signal.ChatMessage) signal.ChatMessage {
 	return m
 }
 
+// chatKey tells a message apart from others whichever bridge numbered it.
+type chatKey struct {
+	from, text string
+	time       int64
+}
+
+func keyOf(m signal.ChatMessage) chatKey { return chatKey{m.From, m.Text, m.Time} }
+
+// seed puts earlier, another bridge's history of the room (oldest first),
+// before the messages kept here that it lacks, and numbers them all anew
+// after the last number given out, so that numbers still only increase.
+func (c *chatLog) seed(earlier []signal.ChatMessage) {
+	seen := make(map[chatKey]bool, len(earlier))
+	merged := make([]signal.ChatMessage, 0, len(earlier)+len(c.msgs))
+	for _, m := range earlier {
+		if !seen[keyOf(m)] {
+			seen[keyOf(m)] = true
+			merged = append(merged, m)
+		}
+	}
+	for _, m := range c.msgs {
+		if !seen[keyOf(m)] {
+			merged = append(merged, m)
+		}
+	}
+	c.msgs, c.bytes = c.msgs[:0], 0
+	for _, m := range merged {
+		c.keep(m)
+	}
+}
+
 // history is a copy of the kept messages, oldest first (never nil).
 func (c *chatLog) history() []signal.ChatMessage {
 	return append([]signal.ChatMessage{}, c.msgs...)
@@ -96,6 +127,23 @@ func (r *Room) Chat(m Member, text string) (signal.ChatMessage, error) {
 		}
 	})
 	return msg, err
+}
+
+// ChatHistory is a copy of the room's kept chat, oldest first.
+func (r *Room) ChatHistory() []signal.ChatMessage {
+	out := []signal.ChatMessage{}
+	r.do(func(s *state) { out = s.chat.history() })
+	return out
+}
+
+// SeedChat puts another bridge's chat history of the room before what was
+// posted here since the room opened, and gives everyone here the whole
+// history again (chat-history replaces what a client shows).
+func (r *Room) SeedChat(earlier []signal.ChatMessage) {
+	r.do(func(s *state) {
+		s.chat.seed(earlier)
+		s.broadcast(nil, signal.TypeChatHistory, signal.ChatHistory{Messages: s.chat.history()})
+	})
 }
 
 // RelayedChat shows everyone here a message another bridge of the room

@@ -248,3 +248,35 @@ func TestRelayedChat(t *testing.T) {
 		t.Fatalf("history %s", hist)
 	}
 }
+
+// TestChatSeed: another bridge's history goes before what was posted here
+// since the room opened, once each (a message both have, relayed here, is
+// not doubled), numbered anew after the numbers given out, within the bounds.
+func TestChatSeed(t *testing.T) {
+	var c chatLog
+	here, err := c.post(chatT0, "a", "Ann", "posted here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayed := c.keep(signal.ChatMessage{From: "b", Name: "Bob", Text: "relayed", Time: 2})
+	earlier := []signal.ChatMessage{
+		{Seq: 40, From: "b", Name: "Bob", Text: "before", Time: 1},
+		{Seq: 41, From: "b", Name: "Bob", Text: "relayed", Time: 2},
+	}
+	c.seed(earlier)
+	var got []string
+	for _, m := range c.history() {
+		got = append(got, fmt.Sprint(m.Seq, " ", m.Text))
+	}
+	if want := []string{"3 before", "4 relayed", "5 posted here"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("seeded history %q, want %q (here %d, relayed %d)", got, want, here.Seq, relayed.Seq)
+	}
+	many := make([]signal.ChatMessage, ChatHistoryLen+10)
+	for i := range many {
+		many[i] = signal.ChatMessage{From: "b", Text: fmt.Sprint(i), Time: int64(i)}
+	}
+	c.seed(many)
+	if h := c.history(); len(h) != ChatHistoryLen || h[len(h)-1].Text != "posted here" {
+		t.Fatalf("seeded beyond the bound: %d messages, last %q", len(h), h[len(h)-1].Text)
+	}
+}

@@ -35,12 +35,13 @@ func (s *Server) startClusterAdmin() error {
 }
 
 // adminRequest is what one node asks another: a participant's action (ID
-// set), the room's details, or closing the room.
+// set), the room's details, closing the room, or its chat history.
 type adminRequest struct {
-	Room  string                `json:"room"`
-	ID    string                `json:"id,omitempty"`
-	Act   web.ParticipantAction `json:"act,omitzero"`
-	Close bool                  `json:"close,omitempty"`
+	Room    string                `json:"room"`
+	ID      string                `json:"id,omitempty"`
+	Act     web.ParticipantAction `json:"act,omitzero"`
+	Close   bool                  `json:"close,omitempty"`
+	History bool                  `json:"history,omitempty"`
 }
 
 // adminReply is the answer: Found false when the room or participant is not
@@ -65,6 +66,9 @@ func (s *Server) answerAdmin(req []byte) ([]byte, error) {
 		return json.Marshal(reply)
 	}
 	switch {
+	case q.History:
+		reply.Found = true
+		reply.Body, _ = json.Marshal(rm.ChatHistory())
 	case q.Close:
 		reply.Found = true
 		reply.Removed = rm.CloseRoom("the room was closed by an administrator")

@@ -226,6 +226,19 @@ func TestClusterAdminSettingsAndChat(t *testing.T) {
 	}
 	waitFor(t, ann, "Ann's session at node0 ends as the room closed", 5*time.Second, func(s *client.State) bool { return s.ByeCode == signal.ByeRoomClosed })
 
+	// A room that opens on a bridge gets the chat of the bridge already
+	// serving it.
+	ivy := dialRawAt(t, wsURL(n0)+"?bridge=node0")
+	ivy.join("xhist", "Ivy")
+	ivy.chat("said before node1 had the room")
+	ivy.expectChat("said before node1 had the room")
+	within(t, 5*time.Second, "node1's directory has the room at node0", func() bool { return len(n1.Node().Bridges("xhist", time.Now())) == 1 })
+	hal := dialRawAt(t, wsURL(n1)+"?bridge=node1")
+	hal.join("xhist", "Hal")
+	hal.waitFor("a chat history with Ivy's message", func(m serverMsg) bool {
+		return m.Type == signal.TypeChatHistory && bytes.Contains(m.raw, []byte("said before node1 had the room"))
+	})
+
 	// A bridge that is gone is a clear error at once, not a hang: node1
 	// crashes while node0 still counts it healthy (its TTL), and muting its
 	// participant at node0 is 502 (no responders) or 504 (asked in vain).

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -38,6 +39,25 @@ func (s *Server) startClusterChat() error {
 		}
 	})
 	return err
+}
+
+// seedChat gives a room that just opened here the chat history of another
+// bridge serving it (the first by id that answers), so that its joiners see
+// what was said before the room came here: a split, a failover. It runs
+// beside the join that opened the room, counted as part of its session.
+func (s *Server) seedChat(roomName string) {
+	ctx, cancel := context.WithTimeout(s.sessionCtx, adminAsk)
+	defer cancel()
+	for _, a := range s.askBridges(ctx, adminRequest{Room: roomName, History: true}) {
+		var msgs []signal.ChatMessage
+		if a.err != nil || !a.reply.Found || json.Unmarshal(a.reply.Body, &msgs) != nil {
+			continue
+		}
+		if rm, ok := s.hub.Room(roomName); ok && len(msgs) > 0 {
+			rm.SeedChat(msgs)
+		}
+		return
+	}
 }
 
 // publishChat tells the room's other bridges of a message posted here

@@ -129,7 +129,10 @@ func (s *Server) applySettings(st cluster.Setting) {
 // (session.Deps.Inherit): the room's settings key over what its entries at
 // other bridges hold. With a key, they are applied here at its revision, so
 // that a change the watch applies meanwhile is not undone, and nil returned.
+// The chat history comes from another bridge meanwhile (seedChat).
 func (s *Server) inherit(roomName string) *signal.RoomSettings {
+	s.sessions.Add(1) // the opening session's: Serve waits for it
+	go func() { defer s.sessions.Done(); s.seedChat(roomName) }()
 	base := s.inheritEntries(roomName)
 	st, ok := s.settings.Get(roomName)
 	if !ok {
