@@ -80,8 +80,10 @@ type chatKey struct {
 func keyOf(m signal.ChatMessage) chatKey { return chatKey{m.From, m.Text, m.Time} }
 
 // seed puts earlier, another bridge's history of the room (oldest first),
-// before the messages kept here that it lacks, and numbers them all anew
-// after the last number given out, so that numbers still only increase.
+// before the messages kept here that it lacks, and numbers them all anew,
+// from 1 unless more numbers were given out here than there are messages:
+// a client keeps what it showed numbered below a chat-history's first
+// message, and later messages must still number above every number given out.
 func (c *chatLog) seed(earlier []signal.ChatMessage) {
 	seen := make(map[chatKey]bool, len(earlier))
 	merged := make([]signal.ChatMessage, 0, len(earlier)+len(c.msgs))
@@ -97,6 +99,7 @@ func (c *chatLog) seed(earlier []signal.ChatMessage) {
 		}
 	}
 	c.msgs, c.bytes = c.msgs[:0], 0
+	c.lastSeq = max(c.lastSeq, uint64(len(merged))) - uint64(len(merged))
 	for _, m := range merged {
 		c.keep(m)
 	}

@@ -251,7 +251,9 @@ func TestRelayedChat(t *testing.T) {
 
 // TestChatSeed: another bridge's history goes before what was posted here
 // since the room opened, once each (a message both have, relayed here, is
-// not doubled), numbered anew after the numbers given out, within the bounds.
+// not doubled), numbered anew from 1 (the web client keeps what it showed
+// below a chat-history's first number), within the bounds, and later
+// messages number above every number given out.
 func TestChatSeed(t *testing.T) {
 	var c chatLog
 	here, err := c.post(chatT0, "a", "Ann", "posted here")
@@ -268,7 +270,7 @@ func TestChatSeed(t *testing.T) {
 	for _, m := range c.history() {
 		got = append(got, fmt.Sprint(m.Seq, " ", m.Text))
 	}
-	if want := []string{"3 before", "4 relayed", "5 posted here"}; strings.Join(got, "|") != strings.Join(want, "|") {
+	if want := []string{"1 before", "2 relayed", "3 posted here"}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("seeded history %q, want %q (here %d, relayed %d)", got, want, here.Seq, relayed.Seq)
 	}
 	many := make([]signal.ChatMessage, ChatHistoryLen+10)
@@ -278,5 +280,15 @@ func TestChatSeed(t *testing.T) {
 	c.seed(many)
 	if h := c.history(); len(h) != ChatHistoryLen || h[len(h)-1].Text != "posted here" {
 		t.Fatalf("seeded beyond the bound: %d messages, last %q", len(h), h[len(h)-1].Text)
+	}
+	// More numbers given out here than messages: numbering ends at the last.
+	c = chatLog{lastSeq: 500}
+	c.keep(signal.ChatMessage{From: "a", Text: "late", Time: 9})
+	c.seed(earlier[:1])
+	if h := c.history(); len(h) != 2 || h[0].Seq != 500 || h[1].Seq != 501 {
+		t.Fatalf("seeded after 501 numbers: %+v", h)
+	}
+	if next := c.keep(signal.ChatMessage{From: "a", Text: "next", Time: 10}); next.Seq != 502 {
+		t.Fatalf("the next message is numbered %d, want 502", next.Seq)
 	}
 }
