@@ -206,6 +206,16 @@ func (c clusterAdmin) Room(ctx context.Context, roomName string) (json.RawMessag
 	return a.reply.Body, a.node, ok, err
 }
 
+func (c clusterAdmin) Elsewhere() []string {
+	var out []string
+	for name := range c.s.node.Rooms(time.Now()) {
+		if _, here := c.s.hub.Room(name); !here {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (c clusterAdmin) Close(ctx context.Context, roomName string) (int, error) {
 	n := 0
 	var errs []error

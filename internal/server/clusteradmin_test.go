@@ -244,6 +244,13 @@ func TestClusterAdminSettingsAndChat(t *testing.T) {
 	// participant at node0 is 502 (no responders) or 504 (asked in vain).
 	fay := dialURL(t, wsURL(n1)+"?bridge=node1", "xgone", "Fay")
 	within(t, 5*time.Second, "node0's directory has Fay's room at node1", func() bool { return len(n0.Node().Bridges("xgone", time.Now())) == 1 })
+	var list struct {
+		Rooms []struct{ Name, Node string }
+	}
+	getJSON(t, n0.URL()+"api/v1/rooms", &list)
+	if !slices.ContainsFunc(list.Rooms, func(r struct{ Name, Node string }) bool { return r.Name == "xgone" && r.Node == "node1" }) {
+		t.Fatalf("node0 lists rooms %+v, without node1's xgone", list.Rooms)
+	}
 	n1.Node().Crash()
 	asked := time.Now()
 	status, body = adminDo(t, "POST", n0.URL()+"api/v1/rooms/xgone/participants/"+fay.Snapshot().ID+"/mute", signal.Muted{Audio: true})

@@ -220,6 +220,10 @@ func (a *Admin) listRooms(w http.ResponseWriter, r *http.Request) {
 			rooms = append(rooms, st)
 		}
 	}
+	if a.Cluster != nil {
+		a.listClusterRooms(w, r, rooms)
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/podium-sfu/podium/internal/room"
@@ -29,6 +30,8 @@ type ClusterAdmin interface {
 	// Close closes the room at every other bridge serving it and returns
 	// how many participants they removed.
 	Close(ctx context.Context, room string) (removed int, err error)
+	// Elsewhere lists the rooms other bridges serve and this node does not.
+	Elsewhere() []string
 }
 
 // ParticipantAction is what the admin API does to a participant of another
@@ -129,6 +132,65 @@ func withNode(raw []byte, node string) map[string]any {
 	_ = json.Unmarshal(raw, &m)
 	m["node"] = node
 	return m
+}
+
+// remoteRooms bounds the rooms of other bridges asked for at once.
+const remoteRooms = 16
+
+// roomError is a room of another bridge that could not be read.
+type roomError struct {
+	Room  string `json:"room"`
+	Error string `json:"error"`
+}
+
+// listClusterRooms answers GET /rooms in a cluster: the rooms served here
+// (local), then those only other bridges serve, each read at one of its
+// bridges (with its node); errors lists those that could not be read.
+func (a *Admin) listClusterRooms(w http.ResponseWriter, r *http.Request, local []room.Stats) {
+	sc := a.scopeOf(r)
+	out := make([]any, 0, len(local))
+	for _, st := range local {
+		out = append(out, st)
+	}
+	var names []string
+	for _, name := range a.Cluster.Elsewhere() {
+		if sc.allows(name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	found := make([]map[string]any, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, remoteRooms)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			raw, node, ok, err := a.Cluster.Room(r.Context(), name)
+			if ok {
+				found[i] = withNode(raw, node)
+			} else {
+				errs[i] = err // nil: it has just ended
+			}
+		}()
+	}
+	wg.Wait()
+	var failed []roomError
+	for i := range names {
+		switch {
+		case found[i] != nil:
+			out = append(out, found[i])
+		case errs[i] != nil:
+			failed = append(failed, roomError{Room: names[i], Error: errs[i].Error()})
+		}
+	}
+	body := map[string]any{"rooms": out}
+	if len(failed) > 0 {
+		body["errors"] = failed
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // remoteRoom answers GET /rooms/{room} for a room served only elsewhere:

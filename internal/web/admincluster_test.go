@@ -15,9 +15,11 @@ import (
 
 // fakeCluster answers as the room's other bridges would.
 type fakeCluster struct {
-	err   error
-	found bool
-	acts  []ParticipantAction
+	err       error
+	found     bool
+	acts      []ParticipantAction
+	elsewhere []string
+	gone      string // a room whose bridge does not answer
 }
 
 func (f *fakeCluster) Settings(context.Context, string, signal.RoomSettings) error { return f.err }
@@ -25,9 +27,13 @@ func (f *fakeCluster) Participant(_ context.Context, _, id string, act Participa
 	f.acts = append(f.acts, act)
 	return json.RawMessage(`{"id":"` + id + `"}`), "node1", f.found && f.err == nil, f.err
 }
-func (f *fakeCluster) Room(context.Context, string) (json.RawMessage, string, bool, error) {
-	return json.RawMessage(`{"name":"r"}`), "node1", f.found && f.err == nil, f.err
+func (f *fakeCluster) Room(_ context.Context, name string) (json.RawMessage, string, bool, error) {
+	if name == f.gone {
+		return nil, "", false, ErrBridgeTimeout
+	}
+	return json.RawMessage(`{"name":"` + name + `"}`), "node1", f.found && f.err == nil, f.err
 }
+func (f *fakeCluster) Elsewhere() []string { return f.elsewhere }
 func (f *fakeCluster) Close(context.Context, string) (int, error) {
 	if f.found {
 		return 2, f.err
@@ -92,4 +98,33 @@ type settingsFail struct{ *fakeCluster }
 
 func (settingsFail) Settings(context.Context, string, signal.RoomSettings) error {
 	return errors.New("no JetStream leader")
+}
+
+// TestAdminListsRoomsOfOtherBridges: in a cluster GET /rooms lists the rooms
+// other bridges serve too, each with its bridge, those the token may
+// administer only, and names the ones whose bridge did not answer.
+func TestAdminListsRoomsOfOtherBridges(t *testing.T) {
+	f := &fakeCluster{found: true, elsewhere: []string{"b", "a", "gone"}, gone: "gone"}
+	a := &Admin{Hub: room.NewHub(room.DefaultSettings()), Dev: true, Cluster: f}
+	w := httptest.NewRecorder()
+	a.Routes().ServeHTTP(w, httptest.NewRequest("GET", "/api/v1/rooms", nil))
+	var got struct {
+		Rooms []struct {
+			Name string `json:"name"`
+			Node string `json:"node"`
+		} `json:"rooms"`
+		Errors []struct {
+			Room  string `json:"room"`
+			Error string `json:"error"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != http.StatusOK || err != nil {
+		t.Fatalf("GET /rooms: %d %s", w.Code, w.Body)
+	}
+	if len(got.Rooms) != 2 || got.Rooms[0].Name != "a" || got.Rooms[1].Name != "b" || got.Rooms[0].Node != "node1" {
+		t.Fatalf("rooms %+v", got.Rooms)
+	}
+	if len(got.Errors) != 1 || got.Errors[0].Room != "gone" || !strings.Contains(got.Errors[0].Error, "in time") {
+		t.Fatalf("errors %+v", got.Errors)
+	}
 }
