@@ -35,6 +35,20 @@ func TestRelayPathAllocs(t *testing.T) {
 		t.Error("the audio level extension was never written")
 	}
 
+	// The origin answering a NACK of relayed audio from its store.
+	now := time.Now()
+	sub.Peers().Learn(now, "sub", sub.Keyring().Sender(), sub.Keyring().Keys(now))
+	o := &origin{cfg: Config{Relay: sub}, subs: map[subKey]*relayDown{{"sub", 1}: {w: w}}}
+	nack := relay.AppendNACK(nil, []relay.NACKPair{{First: hdr.SequenceNumber - 3, Mask: 0b11}})
+	if allocs := testing.AllocsPerRun(500, func() {
+		o.feedback(now, sub.Keyring().Sender(), 1, nack)
+	}); allocs != 0 {
+		t.Errorf("origin: %.1f allocations per NACK answered", allocs)
+	}
+	if got := o.resends.load().Audio; got < 3*500 {
+		t.Errorf("resent %d audio packets, want 3 per NACK", got)
+	}
+
 	r := newRemotes(Config{Relay: sub}, nil)
 	m := map[uint64]*remoteTrack{trackKey(7, 1): rt}
 	r.dispatch.Store(&m)
@@ -43,7 +57,7 @@ func TestRelayPathAllocs(t *testing.T) {
 	buf := make([]byte, relay.MaxBody)
 	seq := uint16(0)
 	if allocs := testing.AllocsPerRun(500, func() {
-		seq++
+		seq += 1 + seq%2 // every other packet lost: NACKs and retry timers too
 		pkt[2], pkt[3] = byte(seq>>8), byte(seq)
 		r.media(7, 1, pkt)
 		if n, err := rt.read(buf); err != nil || n != len(pkt) {
