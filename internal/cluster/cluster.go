@@ -227,8 +227,8 @@ func (n *Node) connect() error {
 	}
 	ns.Start()
 	n.ns = ns
-	if !ns.ReadyForConnections(10 * time.Second) {
-		return errors.New("embedded nats: not ready within 10s (cluster-listen in use?)")
+	if !ns.ReadyForConnections(30 * time.Second) { // a loaded box under -race took over 10 s
+		return errors.New("embedded nats: not ready within 30s (cluster-listen in use?)")
 	}
 	nc, err := nats.Connect("", name, nats.InProcessServer(ns), nats.MaxReconnects(-1))
 	if err != nil {
