@@ -110,6 +110,7 @@ type origin struct {
 	// The relay reader's scratch: feedback parsed, a NACK for a relayed
 	// video DownTrack, an audio packet being resent.
 	fb    relay.Feedback
+	seqs  []uint16 // of one NACK pair
 	nack  rtcp.TransportLayerNack
 	audio [audioSlotSize]byte
 }
@@ -368,7 +369,10 @@ func (o *origin) feedback(now time.Time, sender uint32, stream uint32, body []by
 	case relay.FeedbackNACK:
 		o.nack = rtcp.TransportLayerNack{Nacks: o.nack.Nacks[:0]}
 		for _, p := range o.fb.NACKs {
-			p.Lost(func(seq uint16) { o.resend(now, r, seq) })
+			o.seqs = p.AppendLost(o.seqs[:0])
+			for _, seq := range o.seqs {
+				o.resend(now, r, seq)
+			}
 		}
 		if len(o.nack.Nacks) > 0 {
 			o.nack.MediaSSRC = r.w.ssrc

@@ -70,6 +70,18 @@ func AppendNACK(b []byte, pairs []NACKPair) []byte {
 	return b
 }
 
+// AppendLost appends every sequence number p names to dst (Lost without a
+// function value, for the relay's reader: no allocation).
+func (p NACKPair) AppendLost(dst []uint16) []uint16 {
+	dst = append(dst, p.First)
+	for i := range 16 {
+		if p.Mask&(1<<i) != 0 {
+			dst = append(dst, p.First+uint16(i)+1)
+		}
+	}
+	return dst
+}
+
 // Lost calls fn with every sequence number p names.
 func (p NACKPair) Lost(fn func(seq uint16)) {
 	fn(p.First)
