@@ -401,8 +401,8 @@ func (rt *remoteTrack) read(b []byte) (int, error) {
 			rt.received(time.Now(), b[:n])
 			return n, nil
 		case <-rt.timer.C:
-			// Retries go on while no packet comes: the stream may have
-			// ended here (Last N) with its last packets still missing.
+			// Retries go on while no packet comes: DTX audio sends one
+			// every 400 ms.
 			rt.armed = time.Time{}
 			rt.retry(time.Now())
 		case <-rt.done:

@@ -79,9 +79,9 @@ func expectNone(t *testing.T, got chan []uint16) {
 	}
 }
 
-// A relayed stream whose packets stop (Last N moved on, or DTX) still
-// asks again for what it misses: the track's reader retries on a timer, not
-// only when a packet comes.
+// A relayed stream whose packets pause (DTX: one every 400 ms) still asks
+// again in time for what it misses: the track's reader retries on a timer,
+// not only when a packet comes.
 func TestRetriesWithoutPackets(t *testing.T) {
 	rt, got := nackCapture(t, 40*time.Millisecond)
 	go func() {
