@@ -208,6 +208,18 @@ func TestClusterOfThreeNodes(t *testing.T) {
 		t.Fatalf("eu's admin API, its own participant first: %+v", eulist.Participants)
 	}
 
+	// The room's details, at a node serving nobody and at a bridge, list every bridge's participants too.
+	for _, n := range []*Server{otherUS, eu} {
+		var room struct {
+			Participants []struct{ Name, Node string }
+			Bridges      []struct{ Node string }
+		}
+		getJSON(t, n.URL()+"api/v1/rooms/standup", &room)
+		if len(room.Participants) != 3 || len(room.Bridges) != 2 {
+			t.Fatalf("GET /rooms/standup at %s: %d participants over %d bridges, want 3 over 2: %+v", n.URL(), len(room.Participants), len(room.Bridges), room)
+		}
+	}
+
 	// /metrics: the cluster gauges.
 	resp, err := http.Get(annServer.URL() + "metrics")
 	if err != nil {

@@ -234,7 +234,13 @@ func (a *Admin) getRoom(w http.ResponseWriter, r *http.Request) {
 	case rm == nil:
 		a.remoteRoom(w, r)
 	default:
-		if st, ok := a.stats(w, rm); ok {
+		st, ok := a.stats(w, rm)
+		switch {
+		case !ok:
+		case a.Remote != nil: // the participants of every bridge, as GET .../participants lists them
+			raw, _ := json.Marshal(st)
+			writeJSON(w, http.StatusOK, a.clusterRoom(r.Context(), rm.Name(), raw, a.Node, &st))
+		default:
 			writeJSON(w, http.StatusOK, st)
 		}
 	}

@@ -100,18 +100,34 @@ func (a *Admin) listClusterParticipants(w http.ResponseWriter, r *http.Request) 
 		apiError(w, http.StatusForbidden, signal.CodeForbidden, fmt.Sprintf("the token administers room %q only", a.scopeOf(r).room))
 		return
 	}
-	participants := []map[string]any{}
-	bridges := []bridgeSummary{}
+	var local *room.Stats
 	if rm, ok := a.Hub.Room(name); ok {
 		if st, ok := rm.Stats(time.Now()); ok {
-			for _, p := range st.Participants {
-				b, _ := json.Marshal(p)
-				participants = append(participants, withNode(b, a.Node))
-			}
-			bridges = append(bridges, bridgeSummary{Node: a.Node, Participants: len(st.Participants)})
+			local = &st
 		}
 	}
-	remote := a.Remote(r.Context(), name)
+	participants, bridges := a.clusterParticipants(r.Context(), name, local)
+	if len(bridges) == 0 {
+		apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no room %q on any bridge (a room exists while someone is in it)", name))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"participants": participants, "bridges": bridges})
+}
+
+// clusterParticipants is a room's participants across its bridges, each with
+// its "node": this node's (local, when it serves the room), then each other
+// bridge's; and a summary per bridge.
+func (a *Admin) clusterParticipants(ctx context.Context, name string, local *room.Stats) ([]map[string]any, []bridgeSummary) {
+	participants := []map[string]any{}
+	bridges := []bridgeSummary{}
+	if local != nil {
+		for _, p := range local.Participants {
+			b, _ := json.Marshal(p)
+			participants = append(participants, withNode(b, a.Node))
+		}
+		bridges = append(bridges, bridgeSummary{Node: a.Node, Participants: len(local.Participants)})
+	}
+	remote := a.Remote(ctx, name)
 	sort.Slice(remote, func(i, j int) bool { return remote[i].Node < remote[j].Node })
 	for _, b := range remote {
 		for _, p := range b.Participants {
@@ -119,11 +135,15 @@ func (a *Admin) listClusterParticipants(w http.ResponseWriter, r *http.Request) 
 		}
 		bridges = append(bridges, bridgeSummary{Node: b.Node, Region: b.Region, Participants: len(b.Participants), Error: b.Error})
 	}
-	if len(bridges) == 0 {
-		apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no room %q on any bridge (a room exists while someone is in it)", name))
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"participants": participants, "bridges": bridges})
+	return participants, bridges
+}
+
+// clusterRoom is a room's details (raw, as served at node) with its
+// participants across all its bridges and the bridges' summary.
+func (a *Admin) clusterRoom(ctx context.Context, name string, raw []byte, node string, local *room.Stats) map[string]any {
+	m := withNode(raw, node)
+	m["participants"], m["bridges"] = a.clusterParticipants(ctx, name, local)
+	return m
 }
 
 // withNode is a participant object with the node serving it.
@@ -203,6 +223,8 @@ func (a *Admin) remoteRoom(w http.ResponseWriter, r *http.Request) {
 		clusterError(w, err)
 	case !found:
 		apiError(w, http.StatusNotFound, "not-found", fmt.Sprintf("no room %q on any bridge (a room exists while someone is in it)", name))
+	case a.Remote != nil:
+		writeJSON(w, http.StatusOK, a.clusterRoom(r.Context(), name, raw, node, nil))
 	default:
 		writeJSON(w, http.StatusOK, withNode(raw, node))
 	}
