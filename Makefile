@@ -63,9 +63,13 @@ vet:
 # slow ones put a browser behind a tc-shaped link (TestAdaptation*, TestShaped*:
 # about 7 minutes, root, ip and tc); -short skips them, make test runs them.
 # The abuse soak (docs/security.md) judges packet loss under load, so it runs
-# without the detector too, after the race run.
+# without the detector too, after the race run; so do the zero-allocation tests,
+# since under the detector sync.Pool drops what is put back and pooled paths
+# allocate.
+ALLOC_TESTS = Allocs$$|DoesNotAllocate|DoNotAllocate|NoAllocations|WithoutAllocating
 test-go: web e2e-deps
 	$(GO) test -race -count=1 -timeout 20m -skip TestSoakMixedAbuse $$($(GO) list ./... | grep -v /e2e)
+	$(GO) test -count=1 -timeout 5m -run '$(ALLOC_TESTS)' ./internal/...
 	$(GO) test -count=1 -timeout 5m -run TestSoakMixedAbuse -v ./internal/server/
 	$(GO) test -count=1 -timeout 40m -p 1 ./e2e/...
 

@@ -66,7 +66,9 @@ func TestRelayPathAllocs(t *testing.T) {
 		if n, err := rt.read(buf); err != nil || n != len(pkt) {
 			t.Fatalf("read %d, %v", n, err)
 		}
-	}); allocs != 0 {
+	}); allocs != 0 && !raceEnabled {
+		// Under the race detector the NACKs' pooled send buffers allocate
+		// (2.0 a packet in CI): counted without it only.
 		t.Errorf("subscriber: %.1f allocations per relayed packet", allocs)
 	}
 }
