@@ -239,13 +239,30 @@ func TestFailoverSIGKILL(t *testing.T) {
 	lastN := len(usNames) + 2
 	// Set at the bridge; the eu bridge applies it too (the cluster's settings
 	// key), and the bridge the four fail over to opens the room with it.
-	req, _ := http.NewRequest(http.MethodPatch, victim.base+"api/v1/rooms/"+room, strings.NewReader(fmt.Sprintf(`{"lastN":%d}`, lastN)))
-	req.Header.Set("Content-Type", "application/json")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("PATCH lastN at %s: %v %v", victim.name, resp, err)
-	} else {
-		resp.Body.Close()
-	}
+	// A change made before JetStream has a leader applies at its bridge
+	// only (CI under -race: the survivor opened the room with Last N 8), so
+	// it is made again until the eu bridge shows it: then it is in the key.
+	var patched time.Time
+	eventually(t, 30*time.Second, "the eu bridge applies the Last N set at the us bridge", func() (bool, string) {
+		var eu struct {
+			LastN int `json:"lastN"`
+		}
+		getJSONTo(t, nodes[2].base+"api/v1/rooms/"+room, &eu)
+		if eu.LastN == lastN {
+			return true, ""
+		}
+		if time.Since(patched) > 3*time.Second {
+			patched = time.Now()
+			req, _ := http.NewRequest(http.MethodPatch, victim.base+"api/v1/rooms/"+room, strings.NewReader(fmt.Sprintf(`{"lastN":%d}`, lastN)))
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("PATCH lastN at %s: %v %v", victim.name, resp, err)
+			} else {
+				resp.Body.Close()
+			}
+		}
+		return false, fmt.Sprintf("Last N %d at the eu bridge", eu.LastN)
+	})
 	bobID, danID := bob.Snapshot().ID, dan.Snapshot().ID
 	eventually(t, 20*time.Second, "everyone receives the eu participants, and they each other", func() (bool, string) {
 		for i, c := range us {
