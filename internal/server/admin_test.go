@@ -22,12 +22,22 @@ func api(t *testing.T, srv *Server, method, path, token, body string) (int, []by
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, strings.TrimSuffix(srv.URL(), "/")+path, rd)
+	return httpDo(t, method, strings.TrimSuffix(srv.URL(), "/")+path, token, "", rd)
+}
+
+// httpDo makes one HTTP request and returns the status and body; token and
+// contentType "" send no such header.
+func httpDo(t *testing.T, method, u, token, contentType string, body io.Reader) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -277,9 +277,15 @@ func dialRaw(t *testing.T, s *Server) *rawConn { t.Helper(); return dialRawWith(
 // dialRawWith is dialRaw with dial options (headers, a local address).
 func dialRawWith(t *testing.T, s *Server, opts *websocket.DialOptions) *rawConn {
 	t.Helper()
+	return dialRawURL(t, wsURL(s), opts)
+}
+
+// dialRawURL is dialRawWith to a full signaling URL.
+func dialRawURL(t *testing.T, u string, opts *websocket.DialOptions) *rawConn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, wsURL(s), opts)
+	conn, _, err := websocket.Dial(ctx, u, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

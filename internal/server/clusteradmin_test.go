@@ -2,80 +2,32 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/podium-sfu/podium/internal/client"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
 )
 
-// adminDo sends an admin API request and returns the status and body.
+// adminDo sends an admin API request with a JSON body (nil: none) and
+// returns the status and body.
 func adminDo(t *testing.T, method, u string, body any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+	if body == nil {
+		return httpDo(t, method, u, "", "", nil)
 	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	b, _ := json.Marshal(body)
+	return httpDo(t, method, u, "", "application/json", bytes.NewReader(b))
 }
 
 // dialRawAt is dialRaw to a full signaling URL (?bridge= pins the node).
-func dialRawAt(t *testing.T, u string) *rawConn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := &rawConn{t: t, conn: conn, msgs: make(chan serverMsg, 1024)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(rc.msgs)
-		for {
-			_, frame, err := conn.Read(context.Background())
-			if err != nil {
-				rc.err = err
-				return
-			}
-			m := serverMsg{raw: frame}
-			if json.Unmarshal(frame, &m) != nil {
-				return
-			}
-			select {
-			case rc.msgs <- m:
-			default: // nobody reads any more
-			}
-		}
-	}()
-	t.Cleanup(func() { _ = conn.CloseNow(); <-done })
-	return rc
-}
+func dialRawAt(t *testing.T, u string) *rawConn { t.Helper(); return dialRawURL(t, u, nil) }
 
 // TestClusterAdminSettingsAndChat: two clustered nodes with the relay, Ann
 // and Cat on node0, Bob and Dan on node1, one room. An admin mute at node0 of
