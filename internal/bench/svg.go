@@ -61,14 +61,7 @@ func (c Chart) SVG() []byte {
 	py := func(y float64) float64 { return marginTop + ph - y/ytop*ph }
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartW, chartH, chartW, chartH)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%d" y="22" text-anchor="middle" font-size="14" font-weight="bold">%s</text>`+"\n", chartW/2, esc(c.Title))
-	// Grid and y axis.
-	for y := 0.0; y <= ytop+ystep/2; y += ystep {
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", marginL, py(y), chartW-marginR, py(y))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, py(y)+4, num(y))
-	}
+	chartHead(&b, chartH, c.Title, ytop, ystep, py)
 	// X ticks.
 	ticks := c.XTicks
 	if ticks == nil {
@@ -189,13 +182,7 @@ func (c BarChart) SVG() []byte {
 	barW := groupW * 0.8 / float64(max(len(c.Series), 1))
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartW, h, chartW, h)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%d" y="22" text-anchor="middle" font-size="14" font-weight="bold">%s</text>`+"\n", chartW/2, esc(c.Title))
-	for y := 0.0; y <= ytop+ystep/2; y += ystep {
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", marginL, py(y), chartW-marginR, py(y))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, py(y)+4, num(y))
-	}
+	chartHead(&b, h, c.Title, ytop, ystep, py)
 	for gi, g := range c.Groups {
 		x0 := marginL + groupW*float64(gi) + groupW*0.1
 		for si, s := range c.Series {
@@ -231,4 +218,17 @@ func (c BarChart) SVG() []byte {
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// chartHead writes a chart's SVG opening, white background and title, then
+// the horizontal grid with y-axis labels every ystep up to ytop (py maps a
+// value to its y pixel).
+func chartHead(b *strings.Builder, height int, title string, ytop, ystep float64, py func(float64) float64) {
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", chartW, height, chartW, height)
+	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(b, `<text x="%d" y="22" text-anchor="middle" font-size="14" font-weight="bold">%s</text>`+"\n", chartW/2, esc(title))
+	for y := 0.0; y <= ytop+ystep/2; y += ystep {
+		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`+"\n", marginL, py(y), chartW-marginR, py(y))
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginL-6, py(y)+4, num(y))
+	}
 }
