@@ -118,14 +118,7 @@ func TestClusterOfThreeNodes(t *testing.T) {
 	nodes := startClusterOf(t, "us", "us", "eu")
 	us0, us1, eu := nodes[0], nodes[1], nodes[2]
 	t.Logf("3 nodes ready after %v", time.Since(start))
-	within(t, 10*time.Second, "every node's registry lists the three", func() bool {
-		for _, s := range nodes {
-			if s.Node().HealthyNodes(time.Now()) != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	awaitRegistries(t, 10*time.Second, nodes...)
 	t.Logf("registry converged after %v", time.Since(start))
 
 	// Ann joins through us1: the room has no bridge yet, so the least loaded
@@ -265,4 +258,17 @@ func dialURL(t *testing.T, u, room, name string) *client.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// awaitRegistries waits until every node's registry lists all of them healthy.
+func awaitRegistries(t *testing.T, d time.Duration, nodes ...*Server) {
+	t.Helper()
+	within(t, d, fmt.Sprintf("every registry lists the %d nodes", len(nodes)), func() bool {
+		for _, n := range nodes {
+			if n.Node().HealthyNodes(time.Now()) != len(nodes) {
+				return false
+			}
+		}
+		return true
+	})
 }

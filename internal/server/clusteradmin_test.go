@@ -41,9 +41,7 @@ func TestClusterAdminSettingsAndChat(t *testing.T) {
 	start := time.Now()
 	nodes := startRelayCluster(t, "us", "eu")
 	n0, n1 := nodes[0], nodes[1]
-	within(t, 10*time.Second, "both registries list both nodes", func() bool {
-		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
-	})
+	awaitRegistries(t, 10*time.Second, n0, n1)
 	const name = "xadmin"
 	ann := dialURL(t, wsURL(n0)+"?bridge=node0", name, "Ann")
 	bob := dialURL(t, wsURL(n1)+"?bridge=node1", name, "Bob")

@@ -63,14 +63,7 @@ type roomView struct {
 func TestSpeakerOrderAcrossBridges(t *testing.T) {
 	start := time.Now()
 	nodes := startRelayCluster(t, "us", "eu", "ap")
-	within(t, 15*time.Second, "every registry lists the three nodes", func() bool {
-		for _, n := range nodes {
-			if n.Node().HealthyNodes(time.Now()) != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	awaitRegistries(t, 15*time.Second, nodes...)
 	t.Logf("cluster ready after %v", time.Since(start))
 	const name = "stage"
 	ann := dialURL(t, wsURL(nodes[0])+"?bridge=node0", name, "Ann")

@@ -21,14 +21,7 @@ import (
 // the new bridge with the settings the directory holds.
 func TestFailoverHintsAndDrain(t *testing.T) {
 	nodes := startClusterOf(t, "us", "us", "eu")
-	within(t, 10*time.Second, "every node's registry lists the three", func() bool {
-		for _, s := range nodes {
-			if s.Node().HealthyNodes(time.Now()) != 3 {
-				return false
-			}
-		}
-		return true
-	})
+	awaitRegistries(t, 10*time.Second, nodes...)
 	byID := map[string]*Server{}
 	for _, s := range nodes {
 		byID[s.Node().ID()] = s

@@ -73,9 +73,7 @@ func TestRelayBetweenTwoNodes(t *testing.T) {
 	start := time.Now()
 	nodes := startRelayCluster(t, "us", "eu")
 	n0, n1 := nodes[0], nodes[1]
-	within(t, 10*time.Second, "both registries list both nodes", func() bool {
-		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
-	})
+	awaitRegistries(t, 10*time.Second, n0, n1)
 	t.Logf("cluster ready after %v", time.Since(start))
 
 	ann := dialURL(t, wsURL(n0)+"?bridge=node0", "relay", "Ann")
@@ -171,9 +169,7 @@ func netipLoopback(a netip.AddrPort) netip.AddrPort {
 func TestRelayRepairsLoss(t *testing.T) {
 	nodes := startRelayCluster(t, "us", "eu")
 	n0, n1 := nodes[0], nodes[1]
-	within(t, 10*time.Second, "both registries list both nodes", func() bool {
-		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
-	})
+	awaitRegistries(t, 10*time.Second, n0, n1)
 	path, err := netem.StartRelay(netem.RelayConfig{Listen: "127.0.0.1:0", Target: netipLoopback(n1.Relay().Addr()).String(),
 		Up: netem.Config{Loss: 0.05}, Seed: 7})
 	if err != nil {
@@ -213,9 +209,7 @@ func TestRelayRepairsLoss(t *testing.T) {
 func TestRelayLastNBetweenBridges(t *testing.T) {
 	nodes := startRelayClusterWith(t, func(c *config.Config) { c.LastN = 1 }, "us", "eu")
 	n0, n1 := nodes[0], nodes[1]
-	within(t, 10*time.Second, "both registries list both nodes", func() bool {
-		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
-	})
+	awaitRegistries(t, 10*time.Second, n0, n1)
 	ann := dialURL(t, wsURL(n0)+"?bridge=node0", "lastn", "Ann")
 	cleo := dialURL(t, wsURL(n0)+"?bridge=node0", "lastn", "Cleo")
 	bob := dialURL(t, wsURL(n1)+"?bridge=node1", "lastn", "Bob")

@@ -25,9 +25,7 @@ import (
 func TestPlacementByMeasuredRTT(t *testing.T) {
 	nodes := startRelayCluster(t, "us", "eu")
 	n0, n1 := nodes[0], nodes[1]
-	within(t, 15*time.Second, "both registries list both nodes", func() bool {
-		return n0.Node().HealthyNodes(time.Now()) == 2 && n1.Node().HealthyNodes(time.Now()) == 2
-	})
+	awaitRegistries(t, 15*time.Second, n0, n1)
 	path, err := netem.StartRelay(netem.RelayConfig{Listen: "127.0.0.1:0", Target: netipLoopback(n1.Relay().Addr()).String(),
 		Up: netem.Config{Delay: 150 * time.Millisecond}})
 	if err != nil {
@@ -81,9 +79,7 @@ func TestPlacementByMeasuredRTT(t *testing.T) {
 func TestRedirectedJoinGivesItsRTT(t *testing.T) {
 	nodes := startClusterOf(t, "us", "eu")
 	n0 := nodes[0]
-	within(t, 15*time.Second, "both registries list both nodes", func() bool {
-		return n0.Node().HealthyNodes(time.Now()) == 2 && nodes[1].Node().HealthyNodes(time.Now()) == 2
-	})
+	awaitRegistries(t, 15*time.Second, n0, nodes[1])
 	typ, frame := joinProbe(t, wsURL(n0)+"?region=eu", "fresh", "Zoe")
 	var rd signal.Redirect
 	if err := json.Unmarshal(frame, &rd); typ != signal.TypeRedirect || err != nil || rd.Node != "node1" {
