@@ -15,16 +15,7 @@ import (
 // transport that records the NACKed sequence numbers.
 func nackCapture(t *testing.T, rtt time.Duration) (*remoteTrack, chan []uint16) {
 	t.Helper()
-	cfg := relay.TransportConfig{Listen: "127.0.0.1:0", Lead: time.Second, Grace: time.Minute}
-	sub, err := relay.Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin, err := relay.Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Close(); _ = origin.Close() })
+	sub, origin := relayPair(t)
 	origin.Peers().Learn(time.Now(), "sub", sub.Keyring().Sender(), sub.Keyring().Keys(time.Now()))
 	got := make(chan []uint16, 16)
 	origin.SetHandler(func(_ uint32, kind relay.Kind, _ uint32, body []byte) {
@@ -110,4 +101,21 @@ func TestRetriesWithoutPackets(t *testing.T) {
 	if c := rt.gaps.counts.load(); c.Lost != 2 || c.GaveUp != 2 {
 		t.Errorf("counted %+v, want 2 lost, 2 given up", c)
 	}
+}
+
+// relayPair is two relay transports on loopback, closed after the test.
+func relayPair(t *testing.T) (*relay.Transport, *relay.Transport) {
+	t.Helper()
+	cfg := relay.TransportConfig{Listen: "127.0.0.1:0", Lead: time.Second, Grace: time.Minute}
+	a, err := relay.Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := relay.Listen(cfg)
+	if err != nil {
+		_ = a.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	return a, b
 }

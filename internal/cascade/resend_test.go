@@ -15,16 +15,7 @@ import (
 // rule); never what it did not send. Real transports on loopback, time
 // passed in.
 func TestOriginResendsAudio(t *testing.T) {
-	cfg := relay.TransportConfig{Listen: "127.0.0.1:0", Lead: time.Second, Grace: time.Minute}
-	ot, err := relay.Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := relay.Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ot.Close(); _ = st.Close() })
+	ot, st := relayPair(t)
 	now := time.Now()
 	ot.Peers().Learn(now, "sub", st.Keyring().Sender(), st.Keyring().Keys(now))
 	st.Peers().Learn(now, "origin", ot.Keyring().Sender(), ot.Keyring().Keys(now))
