@@ -42,7 +42,10 @@ func (s *Server) startCluster(opts Options) error {
 	if cfg.NATS != "" && cfg.ClusterListen != "" {
 		s.log.Warn("cluster-listen and cluster-peers are ignored: nats names an external NATS, which is the cluster")
 	}
-	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: newCPUMeter(), rtts: cluster.NewClientRTTs()}
+	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: opts.CPU, rtts: cluster.NewClientRTTs()}
+	if src.cpu == nil {
+		src.cpu = newCPUMeter().share
+	}
 	s.source = src
 	node, err := cluster.Start(cluster.Config{
 		NodeID: opts.NodeID, Region: cfg.Region, URL: s.url, RelayPort: cfg.RelayPort,
@@ -141,6 +144,9 @@ func (s *Server) choose(roomName, region, avoid string) *signal.Redirect {
 	if _, here := s.hub.Room(roomName); here && !containsString(in.Conference, self) {
 		in.Conference = append(in.Conference, self) // not in the directory yet
 	}
+	if node, ok := s.placed.recent(roomName, now); ok && node != avoid && !containsString(in.Conference, node) {
+		in.Conference = append(in.Conference, node) // sent there, not in the directory yet (placed.go)
+	}
 	choice, ok := cluster.Select(in)
 	if !ok || choice.Node == self {
 		if !containsString(in.Conference, self) {
@@ -158,6 +164,7 @@ func (s *Server) choose(roomName, region, avoid string) *signal.Redirect {
 				return nil
 			}
 			s.redirects.Add(1)
+			s.placed.add(roomName, n.ID, now)
 			return &signal.Redirect{URL: ws, Node: n.ID, Region: n.Region, Reason: string(choice.Reason)}
 		}
 	}
@@ -356,7 +363,7 @@ type clusterSource struct {
 	hub      *room.Hub
 	draining *atomic.Bool
 	node     *cluster.Node
-	cpu      *cpuMeter
+	cpu      func(now time.Time) float64
 	relay    atomic.Pointer[relayPaths] // set once the relay runs
 
 	rttMu sync.Mutex          // guards rtts: sessions observe, the heartbeat reads
@@ -377,7 +384,7 @@ func (c *clusterSource) Load() cluster.Load {
 		bps = int64(float64(bytes-c.lastBytes) * 8 / now.Sub(c.lastAt).Seconds())
 	}
 	c.lastBytes, c.lastAt = bytes, now
-	l := cluster.Load{CPU: c.cpu.share(now), BitrateBps: bps, Rooms: len(stats), Draining: c.draining.Load()}
+	l := cluster.Load{CPU: c.cpu(now), BitrateBps: bps, Rooms: len(stats), Draining: c.draining.Load()}
 	c.rooms = c.rooms[:0]
 	for _, st := range stats {
 		l.Participants += len(st.Participants)

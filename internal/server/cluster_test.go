@@ -24,6 +24,12 @@ import (
 // --cluster-peers make them), with a fast heartbeat.
 func startClusterOf(t *testing.T, regions ...string) []*Server {
 	t.Helper()
+	return startClusterWith(t, func(*Options) {}, regions...)
+}
+
+// startClusterWith is startClusterOf with each node's Options changed by opt.
+func startClusterWith(t *testing.T, opt func(*Options), regions ...string) []*Server {
+	t.Helper()
 	var ports []string
 	for range regions {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -39,7 +45,9 @@ func startClusterOf(t *testing.T, regions ...string) []*Server {
 	}
 	out := make([]*Server, len(regions))
 	for i, region := range regions {
-		out[i] = startServerWith(t, Options{NodeID: fmt.Sprintf("node%d", i), ClusterHeartbeat: 200 * time.Millisecond, ClusterTTL: 1500 * time.Millisecond},
+		opts := Options{NodeID: fmt.Sprintf("node%d", i), ClusterHeartbeat: 200 * time.Millisecond, ClusterTTL: 1500 * time.Millisecond}
+		opt(&opts)
+		out[i] = startServerWith(t, opts,
 			func(c *config.Config) {
 				c.Region, c.ClusterListen, c.ClusterPeers = region, ports[i], peers
 				c.JoinsPerIP = 0

@@ -57,6 +57,8 @@ type Server struct {
 	// redirects counts joins sent to another bridge.
 	node      *cluster.Node
 	redirects atomic.Uint64
+	// placed remembers where joins were sent until the directory shows it.
+	placed placements
 	// hostsSeen: other nodes' hosts and when last seen healthy (clusterHosts).
 	hostsMu   sync.Mutex
 	hostsSeen map[string]time.Time
@@ -91,7 +93,8 @@ type Options struct {
 	NodeID                       string
 	ClusterHeartbeat, ClusterTTL time.Duration
 	// CPU, when set, replaces the process's measured CPU fraction as the
-	// overload protection's input (tests); OverloadInterval (0: 1 s) and
+	// overload protection's input and in the load the node publishes to the
+	// cluster (tests: nodes in one process share its CPU); OverloadInterval (0: 1 s) and
 	// OverloadTiming (nil: the defaults; thresholds still from the
 	// configuration) speed it up.
 	CPU              func(now time.Time) float64
