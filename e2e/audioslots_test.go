@@ -104,9 +104,69 @@ func TestAudioSlotsCarryTheSpeaker(t *testing.T) {
 	}
 	took := within(t, "Dan hears Ann on his slot", 20*time.Second, hears("Ann"))
 	t.Logf("Dan hears Ann (150 Hz) on his one slot %v after the joins", took.Round(time.Millisecond))
+	checkRED(t, browsers["Ann"], dan)
 
 	browsers["Ann"].speak(false)
 	browsers["Bob"].speak(true)
 	took = within(t, "Dan's slot follows the speaker to Bob", 15*time.Second, hears("Bob"))
 	t.Logf("Dan's slot carries Bob (210 Hz), on Bob's tile, %v after the microphones switched", took.Round(time.Millisecond))
+}
+
+// audioPayloads is a page's audio RTP: received (inbound-rtp, all streams)
+// or sent (outbound-rtp), payload bytes and packets, and the codecs getStats
+// names for them; negotiated: its answer to the SFU's subscribe offer
+// accepts RED for Opus.
+type audioPayloads struct {
+	Bytes, Packets float64
+	Codecs         []string
+	Negotiated     bool
+}
+
+func (b *Browser) audioPayloads(dir string) (audioPayloads, error) {
+	var out audioPayloads
+	err := b.eval(`(async () => {
+		const out = {bytes: 0, packets: 0, codecs: [], negotiated: false};
+		for (const pc of window.__podiumTest.pcs) {
+			if (pc.connectionState === 'closed') continue;
+			if (pc.remoteDescription && pc.remoteDescription.type === 'offer' && pc.localDescription &&
+				/a=rtpmap:\d+ red\/48000\/2/i.test(pc.localDescription.sdp)) out.negotiated = true;
+			const stats = await pc.getStats();
+			stats.forEach(r => {
+				if (r.type !== '`+dir+`' || r.kind !== 'audio') return;
+				out.bytes += (r.bytesReceived || r.bytesSent || 0);
+				out.packets += (r.packetsReceived || r.packetsSent || 0);
+				const c = r.codecId && stats.get(r.codecId);
+				if (c) out.codecs.push(c.mimeType);
+			});
+		}
+		return out;
+	})()`, &out)
+	return out, err
+}
+
+// checkRED (issue 22): the receiver's answer accepted RED, and what it
+// receives is RED — each packet Ann's Opus payload with the two before it,
+// about three times hers per packet — which it decodes: the caller heard
+// her voice on the slot.
+func checkRED(t *testing.T, sender, receiver *Browser) {
+	t.Helper()
+	var detail string
+	within(t, "the receiver gets RED: three Opus payloads a packet", 15*time.Second, func() (bool, string) {
+		sent, err := sender.audioPayloads("outbound-rtp")
+		if err != nil {
+			return false, err.Error()
+		}
+		got, err := receiver.audioPayloads("inbound-rtp")
+		if err != nil {
+			return false, err.Error()
+		}
+		if sent.Packets == 0 || got.Packets == 0 {
+			return false, "no audio yet"
+		}
+		in, out := got.Bytes/got.Packets, sent.Bytes/sent.Packets
+		detail = fmt.Sprintf("answer accepts RED: %v; receiver %.0f payload bytes a packet (getStats codecs %v), sender %.0f (%v)",
+			got.Negotiated, in, got.Codecs, out, sent.Codecs)
+		return got.Negotiated && in > 2.5*out, detail
+	})
+	t.Logf("RED: %s", detail)
 }

@@ -54,6 +54,8 @@ type DownTrack struct {
 	writer        webrtc.TrackLocalWriter
 	ssrc, rtxSSRC uint32
 	pt, rtxPT     uint8
+	redPT         uint8 // audio: RED's payload type when the receiver negotiated it (red.go; 0: plain Opus)
+	plainAudio    bool  // audio: never RED (SetPlainAudio)
 	rtxSeq        uint16
 	ups           [rewrite.MaxEncodings]*UpTrack // video: the source's encodings
 	proj          *rewrite.Projector             // video only
@@ -340,6 +342,10 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 		l.bindSSRC(d.ssrc, d)
 	}
 	d.pt = uint8(codec.PayloadType)
+	d.redPT = 0
+	if d.proj == nil && !d.plainAudio {
+		d.redPT = redPayloadType(ctx.CodecParameters(), codec.PayloadType)
+	}
 	d.rtxSSRC, d.rtxPT = 0, 0
 	if rtx := findRTX(ctx.CodecParameters(), codec.PayloadType); rtx != 0 && ctx.SSRCRetransmission() != 0 {
 		d.rtxSSRC, d.rtxPT = uint32(ctx.SSRCRetransmission()), rtx
@@ -394,8 +400,10 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 	}
 	if d.proj == nil {
 		d.fillHeader(p)
-		err := d.sendLocked(p.Payload, false, batch)
-		d.countSentLocked(len(p.Payload), err)
+		payload, pt := d.audioPayloadLocked(p, redDepth)
+		d.hdr.PayloadType = pt
+		err := d.sendLocked(payload, false, batch)
+		d.countSentLocked(len(payload), err)
 		return err == nil, nil
 	}
 	out, forward := d.proj.Project(p.Arrival, p.Encoding, &p.Header, &p.VP8, p.Keyframe)

@@ -66,7 +66,11 @@ func (d *DownTrack) writeSlotLocked(p *Packet, batch *wire.Batch) bool {
 	}
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = seq, ts, p.Header.Marker || marker
-	err := d.sendLocked(p.Payload, false, batch)
-	d.countSentLocked(len(p.Payload), err)
+	// Redundancy only from this source's turn: earlier packets would land
+	// among the former source's timestamps.
+	payload, pt := d.audioPayloadLocked(p, d.slot.sw.Before(p.Header.SequenceNumber))
+	d.hdr.PayloadType = pt
+	err := d.sendLocked(payload, false, batch)
+	d.countSentLocked(len(payload), err)
 	return err == nil
 }

@@ -37,6 +37,10 @@ type UpTrackParams struct {
 	Encoding int
 	// Meter, when set, counts this track's packets into server-wide totals.
 	Meter *Meter
+	// REDPayloadType is the payload type of the publisher's RED for Opus (0:
+	// none negotiated), OpusPayloadType that of the Opus inside it: its RED
+	// packets are forwarded as their primary Opus.
+	REDPayloadType, OpusPayloadType uint8
 }
 
 // UpTrack is one stream received from a participant. One goroutine (Run) reads it and
@@ -75,6 +79,8 @@ type UpTrack struct {
 	// in or out.
 	storeMu sync.Mutex
 	store   *packetcache.Cache
+
+	red *redHistory // audio: the RED payloads of the packet being forwarded; rx owns it
 }
 
 // storeSlots is the retransmission history of one source stream: 512 packets
@@ -106,6 +112,9 @@ type TrackStats struct {
 func NewUpTrack(p UpTrackParams) *UpTrack {
 	u := &UpTrack{p: p, ssrc: p.SSRC, recv: newRecvLog(p.Codec.ClockRate, hasNACK(p.Codec.RTCPFeedback))}
 	u.downs.Store(&[]*DownTrack{})
+	if p.Kind == webrtc.RTPCodecTypeAudio {
+		u.red = newREDHistory()
+	}
 	return u
 }
 
@@ -262,6 +271,10 @@ func (u *UpTrack) parse(now time.Time, raw []byte, pkt *Packet, video bool) bool
 				u.size.Store(uint32(w)<<16 | uint32(h))
 			}
 		}
+	}
+	if !video && !u.addAudio(pkt) {
+		u.stats.Malformed.Add(1)
+		return false
 	}
 	if !video && u.p.AudioLevelExtID != 0 {
 		// No level in a packet is no observation: the detector counts gaps as silence.

@@ -5,6 +5,8 @@ import (
 
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/forward"
 )
 
 // Payload types we offer; clients may answer with others, pion maps them per connection.
@@ -12,6 +14,9 @@ const (
 	PayloadTypeOpus   = 111
 	PayloadTypeVP8    = 96
 	PayloadTypeVP8RTX = 97
+	// PayloadTypeRED is RFC 2198 RED of Opus, as Chromium numbers it: the SFU
+	// sends it to receivers that accept it (forward/red.go).
+	PayloadTypeRED = 63
 )
 
 // AudioLevelURI is the RFC 6464 client-to-mixer audio level extension.
@@ -25,7 +30,8 @@ var videoFeedback = []webrtc.RTCPFeedback{
 	{Type: "nack", Parameter: "pli"},
 }
 
-// Opus and VP8 (with RTX) only: every browser has them and the SFU never transcodes.
+// Opus (and RED of Opus, which the SFU builds itself) and VP8 (with RTX) only:
+// every browser has them and the SFU never transcodes.
 func registerCodecs(m *webrtc.MediaEngine) error {
 	codecs := []struct {
 		params webrtc.RTPCodecParameters
@@ -36,6 +42,10 @@ func registerCodecs(m *webrtc.MediaEngine) error {
 			SDPFmtpLine:  "minptime=10;useinbandfec=1",
 			RTCPFeedback: []webrtc.RTCPFeedback{{Type: webrtc.TypeRTCPFBTransportCC}},
 		}, PayloadType: PayloadTypeOpus}, webrtc.RTPCodecTypeAudio},
+		{webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{
+			MimeType: forward.MimeTypeRED, ClockRate: 48000, Channels: 2,
+			SDPFmtpLine: fmt.Sprintf("%d/%d", PayloadTypeOpus, PayloadTypeOpus),
+		}, PayloadType: PayloadTypeRED}, webrtc.RTPCodecTypeAudio},
 		{webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{
 			MimeType: webrtc.MimeTypeVP8, ClockRate: 90000, RTCPFeedback: videoFeedback,
 		}, PayloadType: PayloadTypeVP8}, webrtc.RTPCodecTypeVideo},

@@ -56,3 +56,7 @@ func (a *AudioSlot) Next(now time.Time, seq uint16, ts uint32) (outSeq uint16, o
 	a.started = true
 	return outSeq, outTS, marker, true
 }
+
+// Before is how many packets of the current source's epoch precede seq
+// (a packet Next took).
+func (a *AudioSlot) Before(seq uint16) int { return int(int16(seq - a.first)) }

@@ -349,6 +349,9 @@ func (s *state) subscribe(to *member, up *forward.UpTrack) {
 		}
 	}
 	d := forward.NewDownTrack(up, to.info.ID)
+	if to.info.E2EE {
+		d.SetPlainAudio()
+	}
 	if label, ok := s.testSwappedLabel(to, up); ok {
 		d.Relabel(label) // test only: a deliberately broken SFU
 	}
