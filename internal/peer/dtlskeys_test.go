@@ -32,7 +32,7 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	e.pionOnly, e.sendOnly = false, false // PionDataPlaneEnv=all, whatever the default
+	e.pionOnly, e.sendOnly, e.feedbackOnly = false, false, false // PionDataPlaneEnv=all, whatever the default
 	ours, err := e.NewSubscribePC()
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,9 @@ type Engine struct {
 	ingress   *ingress // connections whose SRTCP the sockets' readers take
 	pionOnly  bool     // RTP and RTCP stay on pion's SRTP sessions (PionDataPlaneEnv)
 	sendOnly  bool     // received RTCP stays on pion's (PionDataPlaneEnv)
+	// feedbackOnly: of the received RTCP only transport-wide feedback is
+	// taken at the socket (PionDataPlaneEnv rtp).
+	feedbackOnly bool
 	// ownsReceive: the publishers' RTP is taken at the socket (PionDataPlaneEnv
 	// rtp or all); pion's NACK generator and receiver reports are not registered.
 	ownsReceive bool
@@ -62,7 +65,8 @@ type Engine struct {
 
 // NewEngine opens the media sockets. Close releases them.
 func NewEngine(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv(), sendOnly: sendOnlyFromEnv(), ownsReceive: ownsReceiveFromEnv()}
+	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv(), sendOnly: sendOnlyFromEnv(),
+		feedbackOnly: feedbackOnlyFromEnv(), ownsReceive: ownsReceiveFromEnv()}
 	keepIP := ipFilter(cfg.BindIPs)
 	opts := []ice.UDPMuxFromPortOption{
 		ice.UDPMuxFromPortWithLoopback(),

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,14 @@ import (
 // decode every packet of it (allocating per transport-wide feedback status
 // chunk and delta) and queue it for another goroutine. STUN, DTLS, RTP and
 // datagrams from any other address go to pion as before.
+//
+// In the default mode (rtp) a connection's inConn is feedbackOnly: the reader
+// takes only the datagrams whose first packet, in SRTCP's clear header, is
+// transport-wide feedback (browsers and pion send it on its own, ten or more
+// times a second per receiver) and leaves the rest (receiver reports, NACKs,
+// keyframe requests) to pion's SRTCP session untouched, except datagrams of
+// reports alone, which nothing reads (dropReports). Pion's decoding of that
+// feedback was two thirds of the server's heap allocations in meeting-8.
 
 // RTCPHandler takes one authenticated, decrypted compound RTCP packet (valid
 // only during the call) and queues what it sends in out (flushed after).
@@ -43,13 +52,18 @@ type ingress struct {
 // connections: handle set) or its taken streams' SRTP (publish connections:
 // rtp set), never both.
 type inConn struct {
-	mu       sync.Mutex // the context is used by whichever socket reads the peer
-	ctx      *srtp.Context
-	hdr      rtcp.Header
-	handle   RTCPHandler
-	rtp      *wire.Inbound
-	taken    atomic.Uint64 // datagrams authenticated and handled
-	rejected atomic.Uint64 // datagrams that failed authentication or replay
+	mu     sync.Mutex // the context is used by whichever socket reads the peer
+	ctx    *srtp.Context
+	hdr    rtcp.Header
+	handle RTCPHandler
+	// feedbackOnly: handle gets only datagrams led by transport-wide
+	// feedback; pion's SRTCP session decrypts the others (with its own
+	// context: SRTCP is only decrypted, never sealed, with these keys).
+	feedbackOnly bool
+	scratch      [1500]byte // feedbackOnly: reports decrypted to be checked (dropReports)
+	rtp          *wire.Inbound
+	taken        atomic.Uint64 // datagrams authenticated and handled
+	rejected     atomic.Uint64 // datagrams that failed authentication or replay
 }
 
 func newIngress(a *arrivals) *ingress {
@@ -81,6 +95,12 @@ func isRTCP(b []byte) bool {
 	return len(b) >= 8 && b[0]>>6 == 2 && b[1] >= 192 && b[1] <= 223
 }
 
+// leadsWithTransportCC: the first RTCP packet of datagram b (in the clear
+// even in SRTCP) is transport-wide feedback (RTPFB, FMT 15).
+func leadsWithTransportCC(b []byte) bool {
+	return b[1] == 205 && b[0]&0x1f == 15
+}
+
 // take handles datagram b from addr if it is SRTCP from a registered
 // connection, reporting whether it did (then pion must not see it). It
 // decrypts in place: b is the reader's buffer, reused for the next read.
@@ -91,6 +111,9 @@ func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out
 	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
 	if c == nil || c.handle == nil {
 		return false
+	}
+	if c.feedbackOnly && !leadsWithTransportCC(b) {
+		return in.dropReports(c, b)
 	}
 	c.mu.Lock()
 	plain, err := c.ctx.DecryptRTCP(b[:0], b, &c.hdr)
@@ -104,6 +127,48 @@ func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out
 	in.taken.Add(1)
 	c.handle(now, plain, out)
 	return true
+}
+
+// dropReports takes datagram b when it holds nothing but reports (SR, RR,
+// SDES, BYE), which the handler would skip too: a receiver's reports on what
+// we send serve nothing here (subscribe connections have no interceptors),
+// and pion's session would decode each into fresh packets. It decrypts into
+// c's scratch, so a datagram it leaves to pion goes as it came.
+func (in *ingress) dropReports(c *inConn, b []byte) bool {
+	if b[1] < 200 || b[1] > 203 {
+		return false // led by something else: not decrypted twice
+	}
+	c.mu.Lock()
+	plain, err := c.ctx.DecryptRTCP(c.scratch[:0], b, &c.hdr)
+	reports := err == nil && onlyReports(plain)
+	c.mu.Unlock()
+	switch {
+	case err != nil:
+		c.rejected.Add(1)
+		in.rejected.Add(1)
+		return true // pion's context could not authenticate it either
+	case !reports:
+		return false
+	}
+	c.taken.Add(1)
+	in.taken.Add(1)
+	return true
+}
+
+// onlyReports: compound RTCP packet b is well formed and holds only SR, RR,
+// SDES and BYE packets.
+func onlyReports(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	for len(b) >= 4 {
+		size := 4 * (int(binary.BigEndian.Uint16(b[2:])) + 1)
+		if size > len(b) || b[1] < 200 || b[1] > 203 {
+			return false
+		}
+		b = b[size:]
+	}
+	return len(b) == 0
 }
 
 // takeRTP handles datagram b from addr if it is SRTP of a stream a publish

@@ -126,24 +126,32 @@ func FuzzIngressTake(f *testing.F) {
 	f.Add([]byte{0x80, 0xc8, 0, 0, 0, 0, 0, 1})
 	f.Add([]byte{0x80, 0x60, 0, 1, 0, 0, 0, 1, 0, 0, 0, 7})
 	addr := netip.MustParseAddrPort("127.0.0.1:5000")
+	f.Add(func() []byte { // reports alone: dropped in feedbackOnly
+		b, _ := rtcp.Marshal([]rtcp.Packet{&rtcp.ReceiverReport{SSRC: 9}})
+		p, _ := out.EncryptRTCP(nil, b, nil)
+		return p
+	}())
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in := newIngress(newArrivals())
-		ctx, err := k.Inbound()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &taken{}
-		c := &inConn{ctx: ctx, handle: h.handle}
-		in.set(addr, c, c)
-		orig := append([]byte(nil), b...)
-		if !in.take(b, addr.Addr(), addr.Port(), time.Now(), nil) {
-			if !bytes.Equal(b, orig) {
-				t.Fatal("a datagram left to pion was modified")
+		for _, feedbackOnly := range []bool{false, true} {
+			in := newIngress(newArrivals())
+			ctx, err := k.Inbound()
+			if err != nil {
+				t.Fatal(err)
 			}
-			return
-		}
-		if uint64(len(h.got)) != c.taken.Load() || c.taken.Load()+c.rejected.Load() != 1 {
-			t.Fatalf("handled %d, taken %d, rejected %d", len(h.got), c.taken.Load(), c.rejected.Load())
+			h := &taken{}
+			c := &inConn{ctx: ctx, handle: h.handle, feedbackOnly: feedbackOnly}
+			in.set(addr, c, c)
+			orig := append([]byte(nil), b...)
+			if !in.take(orig, addr.Addr(), addr.Port(), time.Now(), nil) {
+				if !bytes.Equal(b, orig) {
+					t.Fatal("a datagram left to pion was modified")
+				}
+				continue
+			}
+			// feedbackOnly drops reports alone without handling them.
+			if handled := uint64(len(h.got)); handled > c.taken.Load() || !feedbackOnly && handled != c.taken.Load() || c.taken.Load()+c.rejected.Load() != 1 {
+				t.Fatalf("feedbackOnly %v: handled %d, taken %d, rejected %d", feedbackOnly, handled, c.taken.Load(), c.rejected.Load())
+			}
 		}
 	})
 }

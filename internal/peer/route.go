@@ -19,9 +19,9 @@ import (
 // path before the own data plane, e.g. to compare them); "send" has the data
 // plane send RTP and leaves received RTCP to pion; "rtp" also takes the
 // publishers' SRTP at the socket (the receive half: ingress.takeRTP, with
-// the SFU's own receiver reports and NACKs to the publishers); "all" also
-// takes the receivers' SRTCP there (ingress.take). Unset means
-// defaultDataPlane.
+// the SFU's own receiver reports and NACKs to the publishers) and the
+// receivers' transport-wide feedback (ingress.take, feedbackOnly); "all"
+// takes all the receivers' SRTCP there. Unset means defaultDataPlane.
 const PionDataPlaneEnv = "PODIUM_DATAPLANE"
 
 // Route ties pc to a data-plane route: once DTLS is connected the route gets
@@ -39,7 +39,7 @@ func (e *Engine) Route(pc *webrtc.PeerConnection, handle RTCPHandler) *wire.Rout
 	if e.sendOnly {
 		handle = nil
 	}
-	e.follow(pc, r, &inConn{handle: handle})
+	e.follow(pc, r, &inConn{handle: handle, feedbackOnly: e.feedbackOnly})
 	return r
 }
 
@@ -228,7 +228,12 @@ func dataPlaneMode() string {
 
 func pionOnlyFromEnv() bool { return dataPlaneMode() == "pion" }
 
-// sendOnlyFromEnv: received RTCP stays on pion's path (every mode but all).
-func sendOnlyFromEnv() bool { return dataPlaneMode() != "all" }
+// sendOnlyFromEnv: received RTCP stays on pion's path (every mode but rtp
+// and all).
+func sendOnlyFromEnv() bool { m := dataPlaneMode(); return m != "rtp" && m != "all" }
+
+// feedbackOnlyFromEnv: of the received RTCP only the transport-wide feedback
+// is taken at the socket (rtp).
+func feedbackOnlyFromEnv() bool { return dataPlaneMode() == "rtp" }
 
 func ownsReceiveFromEnv() bool { m := dataPlaneMode(); return m == "rtp" || m == "all" }
