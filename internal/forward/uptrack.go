@@ -87,6 +87,16 @@ type UpTrack struct {
 // is over 1 s of 720p video, more than any NACK round trip we answer.
 const storeSlots = 512
 
+// A source store starts at storeMinSlots and doubles (up to storeSlots) while
+// it would overwrite packets younger than storeHorizon: 2 s covers the
+// oldest packet answered (4 × RTT and queue, see Link.retransmitWindow) up to
+// a 500 ms round trip. A 360p stream (70 packets/s) needs 256 slots, not 512:
+// the stores were most of meeting-8's live heap.
+const (
+	storeMinSlots = 128
+	storeHorizon  = 2 * time.Second
+)
+
 // fanoutBatch is the datagrams one received packet's fan-out sends in one
 // system call: a bigger fan-out is sent in several.
 const fanoutBatch = 32
@@ -351,7 +361,9 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 func (u *UpTrack) keep(pkt *Packet) {
 	u.storeMu.Lock()
 	if u.store == nil {
-		u.store, _ = packetcache.New(storeSlots, packetcache.DefaultSlotSize) // constant, valid arguments
+		u.store, _ = packetcache.New(storeMinSlots, packetcache.DefaultSlotSize) // constant, valid arguments
+	} else if at, ok := u.store.Evicts(pkt.Header.SequenceNumber); ok && u.store.Capacity() < storeSlots && pkt.Arrival.Sub(at) < storeHorizon {
+		u.store = u.store.Grow()
 	}
 	_ = u.store.Store(pkt.Header.SequenceNumber, pkt.Buf, pkt.Arrival)
 	u.storeMu.Unlock()

@@ -123,6 +123,45 @@ func (c *Cache) Store(seq uint16, pkt []byte, now time.Time) error {
 	return nil
 }
 
+// Evicts reports when the packet that storing seq would overwrite was
+// stored; ok is false when storing seq overwrites nothing (its slot is empty,
+// or seq is not newer than every packet held).
+func (c *Cache) Evicts(seq uint16) (storedAt time.Time, ok bool) {
+	if c.highest == 0 {
+		return time.Time{}, false
+	}
+	ext := c.extend(seq)
+	if ext <= c.highest {
+		return time.Time{}, false
+	}
+	s := &c.slots[ext&c.mask]
+	if s.ext == 0 {
+		return time.Time{}, false
+	}
+	return s.storedAt, true
+}
+
+// Grow returns a cache of twice the capacity (at most MaxCapacity) holding
+// the same packets, for an owner that finds the window too short for the
+// stream's rate. It allocates; c is not to be used after.
+func (c *Cache) Grow() *Cache {
+	if len(c.slots) >= MaxCapacity {
+		return c
+	}
+	g, _ := New(2*len(c.slots), c.slotSize) // a power of two within bounds
+	g.highest = c.highest
+	for i := range c.slots {
+		s := c.slots[i]
+		if s.ext == 0 || s.ext+uint64(len(c.slots)) <= c.highest {
+			continue // empty, or behind the window
+		}
+		j := s.ext & g.mask
+		copy(g.buf[int(j)*g.slotSize:], c.buf[i*c.slotSize:i*c.slotSize+s.n])
+		g.slots[j] = s
+	}
+	return g
+}
+
 // lookup returns the slot holding seq, or nil if it was never stored, was
 // evicted, or the number refers to another wrap cycle. Packets behind the
 // window count as evicted even when a jump left their slot untouched, so
