@@ -35,6 +35,7 @@ type DownTrack struct {
 
 	selected atomic.Bool                // the selection policy's verdict (Last N); audio ignores it
 	bypassed atomic.Bool                // the receiver gets this source peer to peer: nothing is forwarded (SetBypassed)
+	redOn    atomic.Bool                // audio: the room lets RED through, when negotiated (SetRED)
 	accepts  atomic.Uint32              // video: bit e set when encoding e's packets may be forwarded
 	link     atomic.Pointer[Link]       // the receiver connection's congestion control (nil: none)
 	route    atomic.Pointer[wire.Route] // the receiver connection's data-plane route (nil: pion sends)

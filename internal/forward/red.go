@@ -163,10 +163,15 @@ func redPayloadType(codecs []webrtc.RTPCodecParameters, opus webrtc.PayloadType)
 // MimeTypeRED is RFC 2198 redundant audio's MIME type.
 const MimeTypeRED = "audio/red"
 
+// SetRED lets RED through to a receiver that negotiated it (on) or sends
+// it plain Opus: the room decides by the receiver's bandwidth (RED of two
+// packets triples a voice's rate).
+func (d *DownTrack) SetRED(on bool) { d.redOn.Store(on) }
+
 // audioPayloadLocked is what d sends of an audio packet, at most most
 // redundant blocks deep, and its payload type.
 func (d *DownTrack) audioPayloadLocked(p *Packet, most int) ([]byte, uint8) {
-	if d.redPT == 0 || p.From == nil || p.From.red == nil {
+	if d.redPT == 0 || !d.redOn.Load() || p.From == nil || p.From.red == nil {
 		return p.Payload, d.pt
 	}
 	if payload, red := p.From.red.payload(p.Payload, most); red {

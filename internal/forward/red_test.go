@@ -121,27 +121,31 @@ func TestREDHistory(t *testing.T) {
 	}
 }
 
-// One source, three receivers: one negotiated RED, one did not, one did
-// but decrypts end to end. The first gets each packet with the two before
-// it (what it lost, it finds in the next two); the others plain Opus.
+// One source, four receivers: one negotiated RED, one did not, one did
+// but decrypts end to end, one did but the room holds RED back (SetRED).
+// The first gets each packet with the two before it (what it lost, it
+// finds in the next two); the others plain Opus.
 func TestDownTrackRED(t *testing.T) {
 	up := newAudioUpFrom("a", srcAudioSSRC)
-	red, plain, e2ee := &recorder{}, &recorder{}, &recorder{}
-	dRED, dPlain, dE2EE := NewDownTrack(up, "r1"), NewDownTrack(up, "r2"), NewDownTrack(up, "r3")
+	red, plain, e2ee, off := &recorder{}, &recorder{}, &recorder{}, &recorder{}
+	dRED, dPlain, dE2EE, dOff := NewDownTrack(up, "r1"), NewDownTrack(up, "r2"), NewDownTrack(up, "r3"), NewDownTrack(up, "r4")
 	dE2EE.SetPlainAudio()
 	for _, b := range []struct {
 		d   *DownTrack
 		ctx *fakeContext
-	}{{dRED, audioREDContext(1).withWriter(red)}, {dPlain, audioContext(2).withWriter(plain)}, {dE2EE, audioREDContext(3).withWriter(e2ee)}} {
+	}{{dRED, audioREDContext(1).withWriter(red)}, {dPlain, audioContext(2).withWriter(plain)}, {dE2EE, audioREDContext(3).withWriter(e2ee)},
+		{dOff, audioREDContext(4).withWriter(off)}} {
 		if _, err := b.d.Bind(b.ctx); err != nil {
 			t.Fatal(err)
 		}
+		b.d.SetRED(true)
 		up.AddDown(b.d)
 	}
+	dOff.SetRED(false)
 	for n := range 5 {
 		feed(t, up, rtpPacket(t, srcAudioSSRC, srcAudioPT, uint16(100+n), uint32(n*960), false, opusN(n)), t0.Add(time.Duration(n)*20*time.Millisecond))
 	}
-	for _, r := range []*recorder{plain, e2ee} {
+	for _, r := range []*recorder{plain, e2ee, off} {
 		for n, p := range r.packets() {
 			if p.hdr.PayloadType != 111 || !bytes.Equal(p.payload, opusN(n)) {
 				t.Fatalf("plain receiver's packet %d: PT %d % x, want Opus", n, p.hdr.PayloadType, p.payload)
@@ -188,6 +192,7 @@ func TestPublisherRED(t *testing.T) {
 		if _, err := b.d.Bind(b.ctx); err != nil {
 			t.Fatal(err)
 		}
+		b.d.SetRED(true)
 		up.AddDown(b.d)
 	}
 	for n := range 3 {
@@ -238,6 +243,7 @@ func TestAudioSlotRED(t *testing.T) {
 	if _, err := d.Bind(audioREDContext(5000).withWriter(rec)); err != nil {
 		t.Fatal(err)
 	}
+	d.SetRED(true)
 	at, seq := t0, uint16(0)
 	send := func(n int) {
 		for range n {
@@ -269,6 +275,7 @@ func TestREDForwardDoesNotAllocate(t *testing.T) {
 	if _, err := slot.Bind(audioREDContext(5000).withWriter(wRED)); err != nil {
 		t.Fatal(err)
 	}
+	slot.SetRED(true)
 	slot.SetSource(up)
 	d := NewDownTrack(up, "r2")
 	if _, err := d.Bind(audioContext(5001).withWriter(wPlain)); err != nil {
