@@ -426,7 +426,7 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 	}
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
-	d.sent.add(out, p.Encoding, p.Header.SequenceNumber, p.Header.Timestamp, p.Arrival)
+	d.sent.add(out, p.Encoding, p.Header.SequenceNumber, p.Header.Timestamp, !p.VP8.HasTID || p.VP8.TID == 0, p.Arrival)
 	err := d.sendLocked(pkt[p.Header.PayloadOffset:p.Header.PayloadEnd], false, batch)
 	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
 	return err == nil, nil

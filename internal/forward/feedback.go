@@ -123,6 +123,14 @@ func (d *DownTrack) flushFeedback() {
 
 // resend answers one NACKed sequence number from the cache, as RTX when the
 // receiver negotiated it (so its loss statistics stay honest), else as the original.
+//
+// A packet the receiver needs to decode on (sentLog.needed: the base layer
+// of the segment it plays) goes first on the retransmission budget. If it
+// cannot be repaired — gone from the source's store, older than the window,
+// or still missing though resent and repairAge old — the receiver would stay
+// frozen until its own keyframe request (Chromium's after 3 s without a
+// decodable frame); the segment is given up at once instead (resyncLocked).
+// A refusal by the budget is no such reason: the next NACK may be answered.
 func (d *DownTrack) resend(seq uint16, now time.Time, out *wire.Batch) bool {
 	if d.sent == nil {
 		return false
@@ -137,18 +145,25 @@ func (d *DownTrack) resend(seq uint16, now time.Time, out *wire.Batch) bool {
 	if l != nil {
 		rtt, maxAge = l.retransmitWindow()
 	}
-	e, ok := d.sent.resend(seq, now, rtt, maxAge)
+	e, check := d.sent.lookup(seq, now, rtt, maxAge)
+	needed := e != nil && d.sent.needed(e)
+	if needed && l != nil && e.resent() && now.UnixNano()-e.storedAt >= int64(repairAge(rtt)) {
+		check = resendTooOld // its resends are lost too: a keyframe is nearer
+	}
 	var up *UpTrack
-	if ok && int(e.encoding) < len(d.ups) {
+	if check == resendOK && int(e.encoding) < len(d.ups) {
 		up = d.ups[e.encoding]
 	}
-	n := 0
+	n, ok := 0, false
 	if up != nil {
 		n, ok = up.stored(e.srcSeq, d.rtxBuf[:cap(d.rtxBuf)])
 	}
-	if up == nil || !ok {
+	if !ok {
 		if l != nil {
 			l.stats.skipped.Add(1)
+		}
+		if needed && check != resendInFlight {
+			d.resyncLocked(l, now, rtt)
 		}
 		return false
 	}
@@ -164,13 +179,14 @@ func (d *DownTrack) resend(seq uint16, now time.Time, out *wire.Batch) bool {
 	payload := orig[h.PayloadOffset:h.PayloadEnd]
 	if l != nil {
 		l.mu.Lock()
-		allowed := l.allowRetransmitLocked(now, n)
+		allowed := l.allowRetransmitLocked(now, n, needed)
 		l.mu.Unlock()
 		if !allowed {
 			return false
 		}
 		l.stats.retransmits.Add(1)
 	}
+	d.sent.markResent(e, now)
 	pkt := Packet{Header: h, Payload: payload}
 	d.fillHeader(&pkt)
 	if d.rtxSSRC == 0 {
@@ -189,6 +205,36 @@ func (d *DownTrack) resend(seq uint16, now time.Time, out *wire.Batch) bool {
 	// feedback to the SSRC of the newest packet, and pion delivers RTCP for an
 	// RTX SSRC to nobody, so feedback would be lost.
 	return d.sendUnstampedLocked(rtxPayload, out) == nil
+}
+
+// repairAge is how long after its first send a needed packet, resent at
+// least once, may still be NACKed before it is given up: one resend had a
+// round trip to arrive and more; never before the shortest window.
+func repairAge(rtt time.Duration) time.Duration {
+	return max(retransmitMinAge, 2*rtt)
+}
+
+// resyncHold is how long after a segment's keyframe was sent (rtt: at least
+// a quarter of it) the segment is not given up: its keyframe, tens of
+// packets at the lowest layer, takes most of a second through a 128 kb/s cap
+// and its losses a round trip or two to repair. Without it, each loss in a
+// keyframe asked for the next: 43 keyframes in 20 s and no frame decoded.
+const resyncHold = 2 * time.Second
+
+// resyncLocked gives up the segment being forwarded, unless it is younger
+// than resyncHold: nothing more of it goes out (the receiver could not decode
+// it, and it would queue before the keyframe), and the next packet of the
+// wanted encoding asks for a keyframe (UpTrack.RequestKeyframe).
+func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
+	cur := d.proj.Current()
+	if cur < 0 || now.UnixNano()-d.sent.segmentAt < int64(max(resyncHold, 4*rtt)) {
+		return
+	}
+	d.proj.EncodingStopped(cur)
+	d.updateAcceptsLocked()
+	if l != nil {
+		l.stats.resyncs.Add(1)
+	}
 }
 
 // sendUnstampedLocked writes d.hdr and payload with no transport-wide number.

@@ -78,7 +78,7 @@ type linkCounters struct {
 	feedbacks, malformed     atomic.Uint64
 	probePackets, probeBytes atomic.Uint64
 	retransmits, overBudget  atomic.Uint64
-	skipped                  atomic.Uint64
+	skipped, resyncs         atomic.Uint64
 }
 
 // LinkStats are a Link's counters and estimator state, for stats and metrics.
@@ -91,6 +91,7 @@ type LinkStats struct {
 	Retransmits        uint64 // NACK answers sent
 	RetransmitsDropped uint64 // NACK answers not sent: over the retransmission budget
 	RetransmitsSkipped uint64 // NACKs not answered: packet not cached, older than the window, or resent less than an RTT ago
+	Resyncs            uint64 // segments given up for a base-layer loss that could not be repaired, a keyframe asked for
 }
 
 // NewLink returns a link whose estimator starts from cfg.
@@ -134,6 +135,7 @@ func (l *Link) Stats() LinkStats {
 		Estimator: est, Feedbacks: c.feedbacks.Load(), MalformedFeedback: c.malformed.Load(),
 		ProbePackets: c.probePackets.Load(), ProbeBytes: c.probeBytes.Load(),
 		Retransmits: c.retransmits.Load(), RetransmitsDropped: c.overBudget.Load(), RetransmitsSkipped: c.skipped.Load(),
+		Resyncs: c.resyncs.Load(),
 	}
 }
 
@@ -343,8 +345,14 @@ func (l *Link) retransmitWindow() (rtt, maxAge time.Duration) {
 }
 
 // allowRetransmitLocked spends bytes of the retransmission budget, refilled
-// at retransmitShare of the estimate.
-func (l *Link) allowRetransmitLocked(now time.Time, bytes int) bool {
+// at retransmitShare of the estimate. A packet the receiver needs to decode
+// on (sentLog.needed) goes first: the others leave half the burst to it, and
+// it may overdraw by one burst, since one packet costs less than the keyframe
+// the receiver needs without it. At a 128 kb/s cap the burst is three packets
+// and the refill two a second: losses of the enhancement layers and of the
+// encoding switched away from could spend it while a base-layer loss, which
+// stops the picture until a keyframe, waited (CI froze 3.2 s and 6 s).
+func (l *Link) allowRetransmitLocked(now time.Time, bytes int, needed bool) bool {
 	rate := retransmitShare * float64(l.est.Estimate()) / 8 // bytes per second
 	burst := max(rate*retransmitBurst.Seconds(), minRetransmitBurst)
 	if l.rtxAt.IsZero() {
@@ -353,7 +361,11 @@ func (l *Link) allowRetransmitLocked(now time.Time, bytes int) bool {
 		l.rtxTokens = min(burst, l.rtxTokens+rate*dt.Seconds())
 	}
 	l.rtxAt = now
-	if l.rtxTokens < float64(bytes) {
+	floor := burst / 2
+	if needed {
+		floor = -burst
+	}
+	if l.rtxTokens-float64(bytes) < floor {
 		l.stats.overBudget.Add(1)
 		return false
 	}

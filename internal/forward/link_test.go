@@ -121,34 +121,37 @@ func TestLinkTakesREMBAndTransportFeedback(t *testing.T) {
 	}
 }
 
-// bigStream forwards n 1000-byte packets (a keyframe, then deltas) 1 ms apart.
-func bigStream(t *testing.T, up *UpTrack, n int) {
+// bigStream forwards n 1000-byte packets (a keyframe, then deltas) 1 ms
+// apart, of the base temporal layer, or from the second on of layer tid.
+func bigStream(t *testing.T, up *UpTrack, n int, tid uint8) {
 	t.Helper()
 	src := &video{t: t}
 	for i := range n {
-		p := vp8Delta
+		p := vp8Layer(tid, false)
 		if i == 0 {
-			p = vp8Key
+			p = vp8Layer(0, true)
 		}
-		payload := append(append([]byte(nil), p...), make([]byte, 1000)...)
+		payload := append(p, make([]byte, 1000)...)
 		feed(t, up, src.next(payload, true), t0.Add(time.Duration(i)*time.Millisecond))
 	}
 }
 
 // TestRetransmissionBudget: NACK answers take at most their share of the
-// estimate, so a loss burst after a capacity drop does not flood the link.
+// estimate, so a loss burst after a capacity drop does not flood the link;
+// those of enhancement-layer packets leave half the burst to the base layer.
 func TestRetransmissionBudget(t *testing.T) {
 	l, vup, _, v, rec := linkedPair(t)
-	bigStream(t, vup, 20)
+	bigStream(t, vup, 20, 2)
 	rec.reset()
 	v.HandleRTCP(t0, []rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: 100_000}})
-	// 20 % of 100 kb/s over 250 ms is 625 bytes; the floor lets 3 packets through.
+	// 20 % of 100 kb/s over 250 ms is 625 bytes; the floor of 3 packets
+	// (3,600 bytes) leaves room for one of 1,030 bytes above half of it.
 	v.HandleRTCP(t0.Add(30*time.Millisecond), nacks(2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
-	if n := len(rec.packets()); n != 3 {
-		t.Fatalf("%d retransmissions at 100 kb/s, want 3", n)
+	if n := len(rec.packets()); n != 1 {
+		t.Fatalf("%d retransmissions at 100 kb/s, want 1", n)
 	}
-	if s := l.Stats(); s.Retransmits != 3 || s.RetransmitsDropped != 7 {
-		t.Fatalf("retransmits %d dropped %d, want 3 and 7", s.Retransmits, s.RetransmitsDropped)
+	if s := l.Stats(); s.Retransmits != 1 || s.RetransmitsDropped != 9 {
+		t.Fatalf("retransmits %d dropped %d, want 1 and 9", s.Retransmits, s.RetransmitsDropped)
 	}
 	// The budget refills at 2.5 kB/s: none left at once, room again 270 ms later.
 	rec.reset()
@@ -168,7 +171,7 @@ func TestRetransmissionBudget(t *testing.T) {
 func TestNACKWindowFollowsRTT(t *testing.T) {
 	l, vup, _, v, rec := linkedPair(t)
 	l.SetRTT(100 * time.Millisecond)
-	bigStream(t, vup, 3) // packets 1..3 sent at t0, +1 ms, +2 ms
+	bigStream(t, vup, 3, 0) // packets 1..3 sent at t0, +1 ms, +2 ms
 	rec.reset()
 	v.HandleRTCP(t0.Add(50*time.Millisecond), nacks(2))
 	if n := len(rec.packets()); n != 1 {

@@ -12,9 +12,11 @@ import (
 // reading that packet from the source's store (UpTrack.stored) and applying
 // the same rewrite again. About 40 bytes a packet instead of 1,500.
 type sentLog struct {
-	entries []sentEntry
-	mask    uint64
-	highest uint64 // extended sequence number of the newest entry; 0: none
+	entries   []sentEntry
+	mask      uint64
+	highest   uint64 // extended sequence number of the newest entry; 0: none
+	segment   uint64 // extended sequence number of the newest segment's key frame
+	segmentAt int64  // unix nanos: when it was sent
 }
 
 type sentEntry struct {
@@ -24,9 +26,16 @@ type sentEntry struct {
 	srcTS    uint32 // the source packet's timestamp, to tell it from a reused sequence number
 	srcSeq   uint16
 	encoding uint8
-	resent   bool
+	flags    uint8 // sentResent, sentBase (one byte: the entry stays at 64)
 	out      rewrite.Output
 }
+
+const (
+	sentResent = 1 << iota // resent at least once, last at sentAt
+	sentBase               // temporal layer 0: every later frame of the segment references it
+)
+
+func (e *sentEntry) resent() bool { return e.flags&sentResent != 0 }
 
 // logOrigin keeps extended sequence numbers away from 0 (empty) in both directions.
 const logOrigin = 1 << 32
@@ -43,8 +52,8 @@ func (l *sentLog) extend(seq uint16) uint64 {
 }
 
 // add records that out.SequenceNumber was sent at now from the source packet
-// (encoding, seq, ts).
-func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, now time.Time) {
+// (encoding, seq, ts), of the base temporal layer or not.
+func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, base bool, now time.Time) {
 	ext := l.extend(out.SequenceNumber)
 	n := uint64(len(l.entries))
 	if l.highest != 0 && ext+n <= l.highest {
@@ -52,29 +61,66 @@ func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, n
 			return // older than the window: nothing to keep
 		}
 		clear(l.entries) // a jump: start over
-		l.highest = 0
+		l.highest, l.segment = 0, 0
 		ext = l.extend(out.SequenceNumber)
 	}
 	l.highest = max(l.highest, ext)
 	t := now.UnixNano()
-	l.entries[ext&l.mask] = sentEntry{ext: ext, storedAt: t, sentAt: t, srcTS: ts, srcSeq: seq, encoding: uint8(encoding), out: out}
+	if out.SwitchedTo >= 0 {
+		l.segment, l.segmentAt = ext, t
+	}
+	var flags uint8
+	if base {
+		flags = sentBase
+	}
+	l.entries[ext&l.mask] = sentEntry{ext: ext, storedAt: t, sentAt: t, srcTS: ts, srcSeq: seq, encoding: uint8(encoding), flags: flags, out: out}
 }
 
-// resend returns the entry for our sequence number seq if it may be resent at
-// now (known, not older than maxAge, not resent within rtt) and marks it resent.
-func (l *sentLog) resend(seq uint16, now time.Time, rtt, maxAge time.Duration) (sentEntry, bool) {
+// resendCheck is why a NACKed packet may or may not be resent.
+type resendCheck uint8
+
+const (
+	resendOK       resendCheck = iota
+	resendUnknown              // never sent to this receiver, or no longer logged
+	resendInFlight             // resent less than an RTT ago: the receiver cannot have seen that copy yet
+	resendTooOld               // first sent longer than maxAge ago: it would arrive too late to be played
+)
+
+// lookup returns the entry for our sequence number seq (nil: unknown) and
+// whether it may be resent at now. It changes nothing: the caller marks the
+// entry resent (markResent) only once the answer is really sent, so that an
+// answer refused by the budget leaves the receiver's next NACK answerable.
+func (l *sentLog) lookup(seq uint16, now time.Time, rtt, maxAge time.Duration) (*sentEntry, resendCheck) {
 	if l.highest == 0 {
-		return sentEntry{}, false
+		return nil, resendUnknown
 	}
 	ext := l.extend(seq)
 	if ext+uint64(len(l.entries)) <= l.highest {
-		return sentEntry{}, false
+		return nil, resendUnknown
 	}
 	e := &l.entries[ext&l.mask]
 	t := now.UnixNano()
-	if e.ext != ext || e.resent && t-e.sentAt < int64(rtt) || maxAge > 0 && t-e.storedAt > int64(maxAge) {
-		return sentEntry{}, false
+	switch {
+	case e.ext != ext:
+		return nil, resendUnknown
+	case e.resent() && t-e.sentAt < int64(rtt):
+		return e, resendInFlight
+	case maxAge > 0 && t-e.storedAt > int64(maxAge):
+		return e, resendTooOld
 	}
-	e.sentAt, e.resent = t, true
-	return *e, true
+	return e, resendOK
+}
+
+// markResent records that e was resent at now.
+func (l *sentLog) markResent(e *sentEntry, now time.Time) {
+	e.sentAt = now.UnixNano()
+	e.flags |= sentResent
+}
+
+// needed reports whether the receiver cannot decode on without e: a packet
+// of the base temporal layer in the newest segment (a lost packet of an
+// earlier segment or of a higher layer costs at most the frames up to the
+// next base-layer frame or key frame).
+func (l *sentLog) needed(e *sentEntry) bool {
+	return e.flags&sentBase != 0 && e.ext >= l.segment
 }

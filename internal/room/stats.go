@@ -232,6 +232,7 @@ type DownlinkStats struct {
 	Retransmits        uint64  `json:"retransmits"`
 	RetransmitsDropped uint64  `json:"retransmitsOverBudget"`
 	NACKsSkipped       uint64  `json:"nacksSkipped"`
+	Resyncs            uint64  `json:"resyncs"` // segments given up for an unrepairable base-layer loss
 	// QueueMS is the queueing delay the estimator sees on the path now;
 	// Competing says it holds its share on loss beside flows that fill the
 	// queue, CompeteEntries how often it switched to that (bwe compete.go).
@@ -340,7 +341,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
 				ProbeWins: e.ProbeWins, Overuses: e.Overuses, Usage: e.Usage.String(),
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
-				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped,
+				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped, Resyncs: ls.Resyncs,
 				QueueMS: float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,
 				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
 		}

@@ -1,0 +1,192 @@
+package forward
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pion/rtcp"
+
+	"github.com/podium-sfu/podium/internal/algo/bwe"
+)
+
+// vp8Layer is a VP8 payload whose descriptor carries a temporal layer id, as
+// L1T3 sends: a keyframe's first packet (layer 0), or a delta frame's of tid.
+func vp8Layer(tid uint8, key bool) []byte {
+	d := []byte{0x90, 0x20, tid << 6} // X, S; T; TID
+	if key {
+		return append(d, vp8Key[1:]...)
+	}
+	return append(d, vp8Delta[1:]...)
+}
+
+// repairRig is one receiver behind a Link whose estimate is 100 kb/s (what a
+// 128 kb/s cap leaves video and audio), getting one source's L1T3 video, in
+// simulated time: a frame of one 1,000-byte packet every 33 ms.
+type repairRig struct {
+	t   *testing.T
+	l   *Link
+	up  *UpTrack
+	d   *DownTrack
+	rec *recorder
+	kf  *keyframeRequests
+	src video
+	now time.Time
+}
+
+func newRepairRig(t *testing.T, rtt time.Duration) *repairRig {
+	t.Helper()
+	r := &repairRig{t: t, l: NewLink(bwe.DefaultConfig()), rec: &recorder{}, kf: &keyframeRequests{}, src: video{t: t}, now: t0}
+	r.l.SetRTT(rtt)
+	r.up = newVideoUp(t, r.kf)
+	r.d = NewDownTrack(r.up, "r")
+	r.d.SetLink(r.l)
+	if _, err := r.d.Bind(videoContext(0xA, 0xB).withWriter(r.rec).withTWCC(twccID)); err != nil {
+		t.Fatal(err)
+	}
+	r.up.AddDown(r.d)
+	r.d.HandleRTCP(t0, []rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: 100_000}})
+	return r
+}
+
+// frame sends the next frame (layer tid, or a keyframe) and reports whether
+// it reached the receiver.
+func (r *repairRig) frame(tid uint8, key bool) bool {
+	r.t.Helper()
+	before := r.media()
+	feed(r.t, r.up, r.src.next(append(vp8Layer(tid, key), make([]byte, 1000)...), true), r.now)
+	r.now = r.now.Add(33 * time.Millisecond)
+	return r.media() > before
+}
+
+// nack sends the receiver's NACK at the given time after t0 and returns the
+// retransmissions it got.
+func (r *repairRig) nack(at time.Duration, seqs ...uint16) int {
+	before := r.resent()
+	r.d.HandleRTCP(t0.Add(at), nacks(seqs...))
+	return r.resent() - before
+}
+
+func (r *repairRig) media() int  { return r.count(0xA) }
+func (r *repairRig) resent() int { return r.count(0xB) }
+
+func (r *repairRig) count(ssrc uint32) int {
+	n := 0
+	for _, p := range r.rec.packets() {
+		if p.hdr.SSRC == ssrc {
+			n++
+		}
+	}
+	return n
+}
+
+// At a cap the budget is a few packets: spent on enhancement-layer losses
+// (which cost a frame or two) it left the base layer's unrepaired, freezing
+// the video until a keyframe. Enhancement-layer answers leave half the burst,
+// and base-layer answers may overdraw it by one burst.
+func TestBaseLayerRepairsGoFirst(t *testing.T) {
+	r := newRepairRig(t, 0)
+	r.frame(0, true) // 1
+	for range 10 {
+		r.frame(2, false) // 2..11
+	}
+	for range 6 {
+		r.frame(0, false) // 12..17
+	}
+	if n := r.nack(r.now.Sub(t0), 2, 3, 4, 5, 6, 7, 8, 9, 10, 11); n != 1 {
+		t.Fatalf("%d enhancement-layer packets resent at 100 kb/s, want 1 (half the 3-packet burst)", n)
+	}
+	if n := r.nack(r.now.Sub(t0), 12, 13, 14, 15, 16, 17); n != 5 {
+		t.Fatalf("%d base-layer packets resent after that, want 5 (the rest of the burst and one more)", n)
+	}
+	if s := r.l.Stats(); s.Resyncs != 0 {
+		t.Errorf("resyncs %d, want 0: a refusal by the budget is no reason for a keyframe", s.Resyncs)
+	}
+}
+
+// An answer the budget refused was not sent: the receiver's next NACK for the
+// packet is answered once the budget allows, even within one RTT of the
+// refusal (the one-RTT rule is for copies in flight).
+func TestRefusedAnswerLeavesTheNextNACKAnswerable(t *testing.T) {
+	r := newRepairRig(t, 200*time.Millisecond)
+	r.frame(0, true)
+	for range 4 {
+		r.frame(2, false) // 2..5
+	}
+	if n := r.nack(200*time.Millisecond, 2, 3); n != 1 {
+		t.Fatalf("%d resent, want 1 (the budget takes one enhancement-layer packet)", n)
+	}
+	// 150 ms later the budget has refilled 375 bytes, enough for packet 3.
+	if n := r.nack(350*time.Millisecond, 3); n != 1 {
+		t.Fatalf("the NACK after a refused answer, within one RTT of it: %d resent, want 1", n)
+	}
+}
+
+// A base-layer packet of the segment being played that cannot be repaired
+// (here: older than the window) stops the segment and asks the source for a
+// keyframe at once, rather than leaving the receiver frozen until its own
+// request (Chromium's after 3 s). Enhancement-layer packets and packets of an
+// earlier segment do not, nor a loss within resyncHold of the segment's
+// keyframe (which is still on its way and being repaired).
+func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
+	r := newRepairRig(t, 10*time.Millisecond) // window: 300 ms
+	r.frame(0, true)                          // 1, at t0
+	r.frame(0, false)                         // 2
+	r.frame(2, false)                         // 3
+	r.frame(0, false)                         // 4
+	r.nack(time.Second, 2)
+	r.now = t0.Add(time.Second)
+	if !r.frame(0, false) || r.kf.count() != 0 {
+		t.Fatal("the segment was given up within resyncHold of its keyframe")
+	}
+	r.now = t0.Add(3 * time.Second)
+	r.nack(3*time.Second, 3)
+	if !r.frame(0, false) || r.kf.count() != 0 {
+		t.Fatalf("an enhancement-layer loss past the window stopped the video (keyframe requests: %d)", r.kf.count())
+	}
+	r.nack(3*time.Second, 2)
+	if r.frame(0, false) {
+		t.Fatal("frames still forwarded after a base-layer loss past the window: the receiver cannot decode them")
+	}
+	if r.kf.count() != 1 {
+		t.Fatalf("%d keyframe requests, want 1 at once", r.kf.count())
+	}
+	if !r.frame(0, true) || !r.frame(1, false) {
+		t.Fatal("not forwarding again from the keyframe")
+	}
+	// Packet 4 belongs to the segment before that keyframe.
+	r.now = t0.Add(6 * time.Second)
+	r.nack(6*time.Second, 4)
+	if !r.frame(0, false) {
+		t.Fatal("a loss of an earlier segment stopped the video")
+	}
+	if s := r.l.Stats(); s.Resyncs != 1 || s.Retransmits != 0 {
+		t.Errorf("resyncs %d retransmits %d, want 1 and 0", s.Resyncs, s.Retransmits)
+	}
+}
+
+// Behind a full queue the resends are lost like the packet: a base-layer
+// packet resent and still NACKed two round trips after it was first sent is
+// given up for a keyframe; one lost resend is simply sent again.
+func TestBaseLossWhoseResendsAreLostGivesUp(t *testing.T) {
+	r := newRepairRig(t, 200*time.Millisecond) // give up from 400 ms
+	r.frame(0, true)                           // 1, at t0
+	r.now = t0.Add(3 * time.Second)
+	r.frame(0, false) // 2, at 3 s
+	at := func(ms int) time.Duration { return 3*time.Second + time.Duration(ms)*time.Millisecond }
+	for _, s := range []struct{ ms, want int }{{100, 1}, {200, 0}, {350, 1}} {
+		if n := r.nack(at(s.ms), 2); n != s.want {
+			t.Fatalf("NACK %d ms after the send: %d resent, want %d", s.ms, n, s.want)
+		}
+	}
+	r.now = t0.Add(at(360))
+	if !r.frame(0, false) || r.kf.count() != 0 {
+		t.Fatal("gave up a base-layer packet with one resend lost")
+	}
+	if n := r.nack(at(450), 2); n != 0 {
+		t.Fatalf("%d resent 450 ms after the send, want 0: given up", n)
+	}
+	r.now = t0.Add(at(460))
+	if r.frame(0, false) || r.kf.count() != 1 {
+		t.Fatalf("still forwarding after the base-layer packet was given up (keyframe requests: %d)", r.kf.count())
+	}
+}
