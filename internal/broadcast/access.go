@@ -84,7 +84,9 @@ func joinError(err error) *RequestError {
 	case errors.Is(err, room.ErrDraining), errors.Is(err, room.ErrClosed), errors.Is(err, room.ErrTooManyRooms):
 		return refuse(http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, room.ErrBusy):
-		return refuse(http.StatusServiceUnavailable, "%v; try again in a minute", err)
+		e := refuse(http.StatusServiceUnavailable, "%v; try again in a minute", err)
+		e.RetryAfter = time.Minute
+		return e
 	case errors.Is(err, room.ErrRoomFull), errors.Is(err, room.ErrTooManyRoomsFromAddress):
 		return refuse(http.StatusServiceUnavailable, "%v", err)
 	case errors.Is(err, room.ErrE2EERequired):

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/pion/sdp/v3"
 )
@@ -41,6 +42,9 @@ const MaxOfferBytes = 64 << 10
 type RequestError struct {
 	Status int
 	Msg    string
+	// RetryAfter, when set, goes out as Retry-After (RFC 9110 §10.2.3): when
+	// a refusal for load is worth trying again.
+	RetryAfter time.Duration
 }
 
 func (e *RequestError) Error() string { return e.Msg }

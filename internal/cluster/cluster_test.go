@@ -39,7 +39,7 @@ func (f *fakeSource) Rooms() []RoomEntry {
 	defer f.mu.Unlock()
 	return append([]RoomEntry(nil), f.rooms...)
 }
-func (f *fakeSource) Paths() Paths { return Paths{} }
+func (f *fakeSource) Paths() Paths           { return Paths{} }
 func (f *fakeSource) set(rooms ...RoomEntry) { f.mu.Lock(); f.rooms = rooms; f.mu.Unlock() }
 
 // startCluster starts n nodes routed to each other over loopback.

@@ -20,6 +20,9 @@ type Load struct {
 	Rooms        int `json:"rooms"`
 	// Draining: the node takes no new participants.
 	Draining bool `json:"draining,omitempty"`
+	// Busy: the node's overload protection refuses new participants
+	// (server-busy) until its load falls; only a resume is taken.
+	Busy bool `json:"busy,omitempty"`
 }
 
 // NodeInfo is a node's registry entry.

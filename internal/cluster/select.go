@@ -46,7 +46,8 @@ type Member struct {
 type Selection struct {
 	// Region is the joining participant's region.
 	Region string
-	// Nodes are the registry's nodes; unhealthy or draining ones are never chosen.
+	// Nodes are the registry's nodes; unhealthy, draining or busy ones are
+	// never chosen.
 	Nodes []NodeInfo
 	// Conference are the nodes now serving the conference.
 	Conference []string
@@ -88,7 +89,7 @@ func Select(in Selection) (Choice, bool) {
 	}
 	usable := make([]NodeInfo, 0, len(in.Nodes))
 	for _, n := range in.Nodes {
-		if n.Healthy && !n.Load.Draining {
+		if n.Healthy && !n.Load.Draining && !n.Load.Busy {
 			usable = append(usable, n)
 		}
 	}

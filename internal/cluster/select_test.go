@@ -12,9 +12,10 @@ import (
 // conference's least-loaded bridge where the thesis takes the least-loaded
 // node anywhere.
 func algorithm3(in Selection) string {
+	// (Algorithm 3 knows no draining or busy nodes: neither takes a join.)
 	var all []NodeInfo
 	for _, n := range in.Nodes {
-		if n.Healthy && !n.Load.Draining {
+		if takesJoins(n) {
 			all = append(all, n)
 		}
 	}
@@ -107,6 +108,7 @@ func TestSelectTable(t *testing.T) {
 		{"no conference bridge in region: split to least loaded in region", Selection{Region: "eu", Nodes: two, Conference: []string{"c"}}, "b", ReasonLeastLoadedInRegion},
 		{"no node in region: the conference's bridge, not a split to the least loaded (Algorithm 3's c)", Selection{Region: "sa", Nodes: two, Conference: []string{"a"}}, "a", ReasonConferenceNoRegion},
 		{"conference bridge dead: as if new", Selection{Region: "us", Nodes: two, Conference: []string{"d"}}, "c", ReasonInitialInRegion},
+		{"conference bridge refusing joins (overloaded): as if new", Selection{Region: "eu", Nodes: busyOne(two, "a"), Conference: []string{"a"}}, "b", ReasonInitialInRegion},
 		// Table 8.1: a European joins a conference on us-e whose members are
 		// in us-e. Algorithm 3 splits to eu: 110+75+107 = 292 ms; staying on
 		// us-e is 171+107 = 278 ms.
@@ -146,6 +148,20 @@ func TestSelectTable(t *testing.T) {
 	}
 }
 
+// takesJoins: healthy, neither draining nor refusing joins under overload.
+func takesJoins(n NodeInfo) bool { return n.Healthy && !n.Load.Draining && !n.Load.Busy }
+
+// busyOne is nodes with id's overload protection refusing joins.
+func busyOne(nodes []NodeInfo, id string) []NodeInfo {
+	out := append([]NodeInfo(nil), nodes...)
+	for i := range out {
+		if out[i].ID == id {
+			out[i].Load.Busy = true
+		}
+	}
+	return out
+}
+
 func randomSelection(rng *rand.Rand, rtts bool) Selection {
 	regions := []string{"ap", "eu", "us-e", "us-w"}
 	var in Selection
@@ -156,7 +172,8 @@ func randomSelection(rng *rand.Rand, rtts bool) Selection {
 	nn := 1 + rng.Intn(6)
 	for i := range nn {
 		n := NodeInfo{ID: string(rune('a' + i)), Region: regions[rng.Intn(len(regions))], Healthy: rng.Intn(6) != 0,
-			Load: Load{CPU: float64(rng.Intn(4)) / 4, Participants: rng.Intn(3), Draining: rng.Intn(8) == 0}}
+			Load: Load{CPU: float64(rng.Intn(4)) / 4, Participants: rng.Intn(3), Draining: rng.Intn(8) == 0,
+				Busy: rng.Intn(8) == 0}}
 		in.Nodes = append(in.Nodes, n)
 		if rng.Intn(3) == 0 {
 			in.Conference = append(in.Conference, n.ID)
@@ -198,7 +215,7 @@ func TestSelectProperties(t *testing.T) {
 		got, ok := Select(in)
 		usable := 0
 		for _, n := range in.Nodes {
-			if n.Healthy && !n.Load.Draining {
+			if takesJoins(n) {
 				usable++
 			}
 		}
@@ -236,7 +253,7 @@ func TestSelectRTTProperties(t *testing.T) {
 			if n.ID == got.Node {
 				chosen = n
 			}
-			usable := n.Healthy && !n.Load.Draining
+			usable := takesJoins(n)
 			for _, c := range in.Conference {
 				if c == n.ID && usable {
 					if cost, ok := meanRTT(in, n.ID); ok {
@@ -245,7 +262,7 @@ func TestSelectRTTProperties(t *testing.T) {
 				}
 			}
 		}
-		if !chosen.Healthy || chosen.Load.Draining {
+		if !takesJoins(chosen) {
 			t.Fatalf("case %d: chose unusable %+v", i, chosen)
 		}
 		if math.IsInf(bestConf, 1) {

@@ -100,7 +100,7 @@ func (s *Server) Node() *cluster.Node { return s.node }
 // place chooses the bridge for a join (session.Deps.Place): nil serves it here.
 // lost is the bridge a failing-over client lost: taken for dead, since the
 // registry marks it so only a TTL after its last heartbeat.
-func (s *Server) place(roomName, region, bridge, lost string) *signal.Redirect {
+func (s *Server) place(roomName, region, bridge, lost string, resume bool) *signal.Redirect {
 	self := s.node.ID()
 	if s.draining.Load() { // another bridge, if there is one; else the join is refused as draining
 		return s.choose(roomName, region, self)
@@ -110,6 +110,15 @@ func (s *Server) place(roomName, region, bridge, lost string) *signal.Redirect {
 			time.AfterFunc(100*time.Millisecond, s.node.Touch) // see below
 		}
 		return nil
+	}
+	if s.hub.Busy() {
+		// Overloaded (docs/scale.md, Overload): a resume is taken back (the
+		// hub admits one of its participants); another join goes to a node
+		// that takes participants, if there is one, else is refused as busy.
+		if resume {
+			return nil
+		}
+		return s.choose(roomName, region, self)
 	}
 	return s.choose(roomName, region, lost)
 }
@@ -384,7 +393,7 @@ func (c *clusterSource) Load() cluster.Load {
 		bps = int64(float64(bytes-c.lastBytes) * 8 / now.Sub(c.lastAt).Seconds())
 	}
 	c.lastBytes, c.lastAt = bytes, now
-	l := cluster.Load{CPU: c.cpu(now), BitrateBps: bps, Rooms: len(stats), Draining: c.draining.Load()}
+	l := cluster.Load{CPU: c.cpu(now), BitrateBps: bps, Rooms: len(stats), Draining: c.draining.Load(), Busy: c.hub.Busy()}
 	c.rooms = c.rooms[:0]
 	for _, st := range stats {
 		l.Participants += len(st.Participants)

@@ -24,11 +24,11 @@ import (
 // --cluster-peers make them), with a fast heartbeat.
 func startClusterOf(t *testing.T, regions ...string) []*Server {
 	t.Helper()
-	return startClusterWith(t, func(*Options) {}, regions...)
+	return startClusterWith(t, func(int, *Options) {}, regions...)
 }
 
-// startClusterWith is startClusterOf with each node's Options changed by opt.
-func startClusterWith(t *testing.T, opt func(*Options), regions ...string) []*Server {
+// startClusterWith is startClusterOf with node i's Options changed by opt.
+func startClusterWith(t *testing.T, opt func(i int, o *Options), regions ...string) []*Server {
 	t.Helper()
 	var ports []string
 	for range regions {
@@ -46,7 +46,7 @@ func startClusterWith(t *testing.T, opt func(*Options), regions ...string) []*Se
 	out := make([]*Server, len(regions))
 	for i, region := range regions {
 		opts := Options{NodeID: fmt.Sprintf("node%d", i), ClusterHeartbeat: 200 * time.Millisecond, ClusterTTL: 1500 * time.Millisecond}
-		opt(&opts)
+		opt(i, &opts)
 		out[i] = startServerWith(t, opts,
 			func(c *config.Config) {
 				c.Region, c.ClusterListen, c.ClusterPeers = region, ports[i], peers

@@ -108,8 +108,8 @@ func TestOverloadShedsVideoKeepsAudioAndRestores(t *testing.T) {
 	nr := dialRaw(t, srv) // nor does a new room open
 	nr.joinFrame("elsewhere", "New", "")
 	nr.waitFor("server-busy for a new room", isError(signal.CodeServerBusy))
-	if status, body := whipPost(t, srv, "busy"); status != http.StatusServiceUnavailable || !strings.Contains(body, "overloaded") {
-		t.Errorf("WHIP while overloaded: %d %q, want 503 saying overloaded", status, body)
+	if status, body, h := whipPost(t, srv, "busy"); status != http.StatusServiceUnavailable || !strings.Contains(body, "overloaded") || h.Get("Retry-After") != "60" {
+		t.Errorf("WHIP while overloaded: %d %q, Retry-After %q; want 503 saying overloaded, Retry-After 60", status, body, h.Get("Retry-After"))
 	}
 
 	setCPU(0.1)
@@ -128,8 +128,8 @@ func TestOverloadShedsVideoKeepsAudioAndRestores(t *testing.T) {
 	dialRaw(t, srv).join("busy", "Later") // admitted again
 }
 
-// whipPost offers to publish into room and returns the status and body.
-func whipPost(t *testing.T, srv *Server, room string) (int, string) {
+// whipPost offers to publish into room and returns the status, body and headers.
+func whipPost(t *testing.T, srv *Server, room string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest("POST", srv.URL()+"whip/"+room+"?name=OBS", strings.NewReader(offerSDP(t, webrtc.RTPTransceiverDirectionSendonly)))
 	if err != nil {
@@ -142,5 +142,5 @@ func whipPost(t *testing.T, srv *Server, room string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }

@@ -24,7 +24,7 @@ var errRedirected = errors.New("redirected to another bridge")
 // place asks the cluster which bridge serves the join: a token's region claim
 // wins over the URL's. When another node does, the client gets a redirect and
 // the session ends (normal closure).
-func (s *Session) place(room string, claims *auth.Claims) error {
+func (s *Session) place(room string, claims *auth.Claims, resume bool) error {
 	if s.deps.Place == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func (s *Session) place(room string, claims *auth.Claims) error {
 		region = claims.Region
 	}
 	s.region = region
-	rd := s.deps.Place(room, region, s.hints.Bridge, s.hints.Lost)
+	rd := s.deps.Place(room, region, s.hints.Bridge, s.hints.Lost, resume)
 	if rd == nil {
 		return nil // its RTT to this node comes from its connections (sampleRTT)
 	}

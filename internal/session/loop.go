@@ -150,7 +150,7 @@ func (s *Session) join(j *signal.Join) error {
 	if claims != nil && claims.E2EE && !j.E2EE {
 		return signal.Errorf(signal.CodeE2EERequired, true, "this room admits only participants who encrypt end to end: open its link with #e2ee=<passphrase>")
 	}
-	if err := s.place(j.Room, claims); err != nil {
+	if err := s.place(j.Room, claims, j.Resume != nil); err != nil {
 		return err
 	}
 	s.claims, s.perms = claims, perms

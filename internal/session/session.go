@@ -61,8 +61,9 @@ type Deps struct {
 	// join to room from a participant in region; bridge is the node a redirect
 	// named (the ?bridge= of the WebSocket URL). A non-nil redirect sends the
 	// client there instead of joining here. lost is the bridge a failing-over
-	// client lost (?lost=): it is not chosen.
-	Place func(room, region, bridge, lost string) *signal.Redirect
+	// client lost (?lost=): it is not chosen. resume: the join resumes a
+	// participant (a busy node still takes those back).
+	Place func(room, region, bridge, lost string, resume bool) *signal.Redirect
 	// Fallbacks, when set (a cluster), gives the welcome this bridge's node id
 	// and the other nodes' signaling URLs for a participant of region.
 	Fallbacks func(region string) (node string, urls []string)
