@@ -48,21 +48,6 @@ func (d *DownTrack) handleCompound(now time.Time, b []byte) {
 	}
 }
 
-// readRTCP hands each compound RTCP packet read to handle until read fails;
-// packets that do not parse are skipped (they come from the network).
-func readRTCP(read func([]byte) (int, error), handle func([]rtcp.Packet)) {
-	buf := make([]byte, 1500)
-	for {
-		n, err := read(buf)
-		if err != nil {
-			return
-		}
-		if pkts, err := rtcp.Unmarshal(buf[:n]); err == nil {
-			handle(pkts)
-		}
-	}
-}
-
 // HandleRTCP terminates the receiver's feedback: keyframe requests go to the
 // sender (aggregated by UpTrack.RequestKeyframe), NACKs are answered here.
 //
