@@ -31,6 +31,9 @@ Usage:
   podium bench cascade [flags]   one conference over several clustered bridges (in this process),
                                  the relay hop lossy: relay traffic against what Last N needs and
                                  Jitsi Octo's all-encodings baseline, loss after repair; checked
+  podium bench audience [flags]  one large room (publishers and a receive-only audience, audio slots,
+                                 Last N) over clustered bridges, each a child process: per bridge
+                                 CPU, RSS, loss, UDP drops, streams, signaling, relay; checked
   podium bench wan [flags]       thesis Table 8.1's RTTs emulated on client↔bridge and bridge↔bridge
                                  paths: audio mouth-to-ear for single bridge, Algorithm 3, ours
 
@@ -42,7 +45,7 @@ docs/lastn.md have the results and the commands that made them.
 func benchCommand(args []string) error {
 	if len(args) == 0 {
 		fmt.Fprint(os.Stderr, benchUsage)
-		return errors.New("bench: which one? forward, floor, lastn, cascade or wan")
+		return errors.New("bench: which one? forward, floor, lastn, cascade, audience or wan")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,6 +60,8 @@ func benchCommand(args []string) error {
 		return benchCascade(ctx, args[1:])
 	case "wan":
 		return benchWAN(ctx, args[1:])
+	case "audience":
+		return benchAudience(ctx, args[1:])
 	case "sfu": // the child server; see bench.ChildMain
 		return bench.ChildMain(args[1:], os.Stdin, os.Stdout)
 	case "floorfwd": // the floor's forwarder child; see bench.FloorChildMain
@@ -65,7 +70,7 @@ func benchCommand(args []string) error {
 		fmt.Print(benchUsage)
 		return nil
 	}
-	return fmt.Errorf("bench: unknown benchmark %q (forward, floor, lastn, cascade or wan)", args[0])
+	return fmt.Errorf("bench: unknown benchmark %q (forward, floor, lastn, cascade, audience or wan)", args[0])
 }
 
 func benchForward(ctx context.Context, args []string) error {
@@ -234,6 +239,46 @@ func benchCascade(ctx context.Context, args []string) error {
 	res, err := bench.Cascade(ctx, o)
 	if res.Window > 0 {
 		fmt.Println(res.Line())
+	}
+	return err
+}
+
+func benchAudience(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench audience", flag.ContinueOnError)
+	o := bench.AudienceOptions{}
+	fs.IntVar(&o.Bridges, "bridges", 3, "bridges (clustered child processes); participants go round-robin over them")
+	fs.IntVar(&o.Publishers, "publishers", 10, "participants publishing Opus and 3-layer simulcast")
+	fs.IntVar(&o.Receivers, "receivers", 990, "receive-only participants (the audience)")
+	fs.IntVar(&o.LastN, "last-n", 1, "the bridges' Last N")
+	fs.IntVar(&o.AudioSlots, "audio-slots", 3, "the bridges' audio slots A; everyone plays them (0: a track per microphone)")
+	view := fs.String("view", "320x180", "how everyone shows the others' videos, WxH")
+	clips := fs.String("clips", clip.Video180p15+","+clip.Video360p+","+clip.Video720p, "publishers' simulcast clips, lowest first")
+	fs.StringVar(&o.Speech, "speech", load.SpeechPaper, "speaking pattern: paper, realistic, none")
+	fs.BoolVar(&o.DTX, "dtx", true, "Opus DTX: silent participants send one packet per 400 ms")
+	fs.BoolVar(&o.Light, "light", true, "the audience counts RTP from the clear headers without decrypting (podium load --light)")
+	fs.DurationVar(&o.JoinInterval, "join-interval", 40*time.Millisecond, "time between joins")
+	fs.DurationVar(&o.Warmup, "warmup", 20*time.Second, "time after every participant joined, before measuring")
+	fs.DurationVar(&o.Duration, "duration", 60*time.Second, "measured window")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	quiet := fs.Bool("quiet", false, "no per-second lines")
+	if err := fs.Parse(args); err != nil {
+		return err // -h: exit in main.go ends with status 0
+	}
+	v, err := parseView(*view)
+	if err != nil {
+		return err
+	}
+	o.View, o.Clips = v, strings.Split(*clips, ",")
+	if !*quiet {
+		o.Progress = os.Stderr
+		fmt.Fprintln(os.Stderr, load.Header())
+	}
+	res, err := bench.Audience(ctx, o)
+	if res.Window > 0 {
+		fmt.Printf("all joined after %.1fs; window %.0fs; load generator %.1f %% of a core, RSS %d MB; %d reconnects in the window\n\n",
+			res.JoinTime.Seconds(), res.Window.Seconds(), 100*res.LoadCPU, res.LoadRSS>>20, res.Reconnect)
+		fmt.Print(res.Table())
+		fmt.Printf("\n%ssignaling since the start: %s\n", res.Summary, res.Signaling)
 	}
 	return err
 }

@@ -57,6 +57,7 @@ func loadCommand(args []string) error {
 	speech := fs.String("speech", "", "speaking pattern: paper (one speaker, a new one every 4 s), realistic, none (default: realistic)")
 	dtx := fs.Bool("dtx", false, "Opus DTX: silent participants send one packet per 400 ms")
 	noNACK := fs.Bool("no-nack", false, "receivers never ask for retransmissions")
+	light := fs.Bool("light", false, "receive-only participants count RTP from the clear headers without decrypting it (no keyframe or latency figures; still NACK and send congestion feedback): many more fit on one box")
 	audioSlots := fs.Bool("audio-slots", false, "everyone plays audio slots (the server's selected speakers on a few fixed tracks); at the end, print whose audio each received")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until interrupted)")
 	seed := fs.Uint64("seed", 1, "random seed of the speaking pattern and stream parameters")
@@ -64,7 +65,7 @@ func loadCommand(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err // -h: exit in main.go ends with status 0
 	}
-	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, NoNACK: *noNACK, Seed: *seed, AudioSlots: *audioSlots}
+	cfg := load.Config{URL: *url, Room: *room, Token: *token, Speech: *speech, DTX: *dtx, NoNACK: *noNACK, Seed: *seed, AudioSlots: *audioSlots, Light: *light}
 	if *scenario != "" {
 		sc, err := load.StandardScenario(*scenario)
 		if err != nil {

@@ -76,3 +76,86 @@ func TestCascadeBenchShort(t *testing.T) {
 		t.Errorf("the relay hops lost no audio (%d) or no video (%d) packet: repair not exercised", res.AudioRepair.Lost, res.VideoRepair.Lost)
 	}
 }
+
+// One room over two bridges (child processes) in the light receive mode:
+// two publishers, one on each bridge, and six light audience members with
+// audio slots. Every audience member gets its Last N video and audio through
+// its slots with no loss, and hears, through its slots, the speaker on the
+// other bridge: audio selection takes relayed microphones. Fails when the
+// slots are not filled from a remote bridge, or when light receivers miss
+// what they are sent.
+func TestAudienceBenchShort(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("two clustered bridges and real media (~25 s; under the race detector the load generator falls behind)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	res, err := Audience(ctx, AudienceOptions{Bridges: 2, Publishers: 2, Receivers: 6, LastN: 1, AudioSlots: 3,
+		View: load.View{Width: 320, Height: 180}, Speech: load.SpeechPaper, DTX: true, Light: true,
+		JoinInterval: 40 * time.Millisecond, Warmup: 3 * time.Second, Duration: 8 * time.Second, Seed: 1, Command: childCommand})
+	t.Log("\n" + res.Table() + res.Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range res.Bridges {
+		if f.HeardRemote != f.Receivers {
+			t.Errorf("bridge %d: %d of %d audience members heard the other bridge's speaker through their slots", i, f.HeardRemote, f.Receivers)
+		}
+		if f.Loss.Expected < 500 {
+			t.Errorf("bridge %d: its participants expected %d packets in the window: too few to judge", i, f.Loss.Expected)
+		}
+		if f.RelayInKbps == 0 {
+			t.Errorf("bridge %d: nothing relayed to it", i)
+		}
+	}
+}
+
+// TestParseUDPDrops: the drops of the sockets bound to the port, the last
+// column of /proc/net/udp.
+func TestParseUDPDrops(t *testing.T) {
+	table := `   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+  1: 0100007F:1EDA 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1 2 0000000000000000 17
+  2: 00000000:1EDA 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 2 2 0000000000000000 3
+  3: 0100007F:1EDB 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 3 2 0000000000000000 99
+`
+	if got := parseUDPDrops(table, 0x1EDA); got != 20 {
+		t.Fatalf("%d drops, want 20", got)
+	}
+}
+
+// TestStreamTally: a receiver passes with its slots and Last N videos in
+// every second (a switch's overlap allowed now and then), and fails on a
+// second without video, with audio outside the slots, or with an extra
+// video most of the time.
+func TestStreamTally(t *testing.T) {
+	rec := func(recv, src, kind string, packets uint64) load.Reception {
+		return load.Reception{Receiver: recv, Source: src, Kind: kind, Packets: packets}
+	}
+	tally := newStreamTally()
+	// Four seconds: a gets slot 0 and video x, then y (a switch overlapping
+	// both in second 2); b's video stops in second 3; c hears a microphone
+	// outside the slots; d gets two videos throughout.
+	secs := [][]load.Reception{
+		{rec("a", "audio-slot-0", "audio", 0), rec("a", "x", "video", 0), rec("b", "audio-slot-0", "audio", 0), rec("b", "x", "video", 0),
+			rec("c", "audio-slot-0", "audio", 0), rec("c", "x", "video", 0), rec("c", "mic", "audio", 0),
+			rec("d", "audio-slot-0", "audio", 0), rec("d", "x", "video", 0), rec("d", "y", "video", 0)},
+		{rec("a", "audio-slot-0", "audio", 50), rec("a", "x", "video", 20), rec("b", "audio-slot-0", "audio", 50), rec("b", "x", "video", 20),
+			rec("c", "audio-slot-0", "audio", 50), rec("c", "x", "video", 20), rec("c", "mic", "audio", 0),
+			rec("d", "audio-slot-0", "audio", 50), rec("d", "x", "video", 20), rec("d", "y", "video", 20)},
+		{rec("a", "audio-slot-0", "audio", 100), rec("a", "x", "video", 25), rec("a", "y", "video", 10), rec("b", "audio-slot-0", "audio", 100), rec("b", "x", "video", 40),
+			rec("c", "audio-slot-0", "audio", 100), rec("c", "x", "video", 40), rec("c", "mic", "audio", 0),
+			rec("d", "audio-slot-0", "audio", 100), rec("d", "x", "video", 40), rec("d", "y", "video", 40)},
+		{rec("a", "audio-slot-0", "audio", 150), rec("a", "x", "video", 25), rec("a", "y", "video", 30), rec("b", "audio-slot-0", "audio", 150), rec("b", "x", "video", 40),
+			rec("c", "audio-slot-0", "audio", 150), rec("c", "x", "video", 60), rec("c", "mic", "audio", 3),
+			rec("d", "audio-slot-0", "audio", 150), rec("d", "x", "video", 60), rec("d", "y", "video", 60)},
+	}
+	for i := 1; i < len(secs); i++ {
+		tally.add(secs[i-1], secs[i])
+	}
+	for name, ok := range map[string]bool{"a": true, "b": false, "c": false, "d": false} {
+		why := tally.judge(name, 3, 1)
+		if (why == "") != ok {
+			t.Errorf("%s: judged %q, want ok %v", name, why, ok)
+		}
+	}
+}

@@ -9,14 +9,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing/fstest"
+	"time"
 
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/forward"
@@ -37,12 +40,16 @@ type ChildStats struct {
 	PauseMaxNs   uint64 `json:"pause_max_ns"`   // since the previous report
 	PauseTotalNs uint64 `json:"pause_total_ns"` // since the start
 	Goroutines   int    `json:"goroutines"`
+	// The cluster relay's datagram bytes sent and accepted (0 without one).
+	RelaySentBytes     uint64 `json:"relay_sent_bytes"`
+	RelayReceivedBytes uint64 `json:"relay_received_bytes"`
 }
 
 // childHello is the child's first line.
 type childHello struct {
-	URL string `json:"url"`
-	PID int    `json:"pid"`
+	URL  string `json:"url"`
+	PID  int    `json:"pid"`
+	Node string `json:"node,omitempty"` // its cluster node id, when clustered
 }
 
 // ChildMain is the child process: `podium bench sfu [serve flags]`. It runs a
@@ -55,6 +62,8 @@ type childHello struct {
 //	cpuprofile PATH     start a CPU profile (answers {"ok":true})
 //	stopprofile         stop it
 //	heapprofile PATH    write a heap profile
+//	cluster N           wait (up to 60 s) until the cluster's JetStream is
+//	                    ready and its registry lists N healthy nodes
 //
 // It stops when in ends.
 func ChildMain(args []string, in io.Reader, out io.Writer) error {
@@ -79,7 +88,11 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 	go func() { done <- srv.Serve(ctx) }()
 	enc := json.NewEncoder(out)
 	url := "ws" + strings.TrimPrefix(srv.URL(), "http") + "ws"
-	if err := enc.Encode(childHello{URL: url, PID: os.Getpid()}); err != nil {
+	hello := childHello{URL: url, PID: os.Getpid()}
+	if srv.Node() != nil {
+		hello.Node = srv.Node().ID()
+	}
+	if err := enc.Encode(hello); err != nil {
 		return err
 	}
 	var lastGC uint32
@@ -90,7 +103,15 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 		var reply any = map[string]bool{"ok": true}
 		switch cmd {
 		case "stats":
-			reply = readStats(meter, &lastGC)
+			st := readStats(meter, &lastGC)
+			if t := srv.Relay(); t != nil {
+				st.RelaySentBytes, st.RelayReceivedBytes = t.Stats().SentBytes.Load(), t.Stats().ReceivedBytes.Load()
+			}
+			reply = st
+		case "cluster":
+			if err := waitCluster(srv, arg); err != nil {
+				reply = map[string]string{"error": err.Error()}
+			}
 		case "meter": // cheap: no stop-the-world for memory statistics
 			reply = ChildStats{Meter: meter.Snapshot()}
 		case "cpuprofile":
@@ -138,6 +159,28 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 	}
 	cancel()
 	return <-done
+}
+
+// waitCluster waits until srv's cluster is ready and lists n healthy nodes.
+func waitCluster(srv *server.Server, n string) error {
+	want, err := strconv.Atoi(n)
+	if err != nil || srv.Node() == nil {
+		return fmt.Errorf("cluster %q: want a node count, on a clustered server", n)
+	}
+	deadline := time.After(60 * time.Second)
+	select {
+	case <-srv.Node().Ready():
+	case <-deadline:
+		return errors.New("the cluster's JetStream is not ready after 60 s")
+	}
+	for srv.Node().HealthyNodes(time.Now()) != want {
+		select {
+		case <-deadline:
+			return fmt.Errorf("the registry lists %d healthy nodes, not %d, after 60 s", srv.Node().HealthyNodes(time.Now()), want)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 func readStats(m *forward.Meter, lastGC *uint32) ChildStats {

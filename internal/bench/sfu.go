@@ -27,8 +27,9 @@ func SelfCommand(args []string) *exec.Cmd {
 
 // SFU is a running child server.
 type SFU struct {
-	URL string // signaling WebSocket
-	PID int
+	URL  string // signaling WebSocket
+	PID  int
+	Node string // cluster node id, when clustered
 
 	piped
 	mu sync.Mutex // one command at a time
@@ -63,7 +64,7 @@ func StartSFU(ctx context.Context, command SFUCommand, extra ...string) (*SFU, e
 			hello <- fmt.Errorf("the server said %q: %w", s.out.Text(), err)
 			return
 		}
-		s.URL, s.PID = h.URL, h.PID
+		s.URL, s.PID, s.Node = h.URL, h.PID, h.Node
 		hello <- nil
 	}()
 	select {
@@ -132,6 +133,9 @@ func (s *SFU) StartProfile(path string) error { return s.command("cpuprofile "+p
 
 // StopProfile stops it.
 func (s *SFU) StopProfile() error { return s.command("stopprofile", nil) }
+
+// WaitCluster waits until the server's cluster is ready with n healthy nodes.
+func (s *SFU) WaitCluster(n int) error { return s.command(fmt.Sprintf("cluster %d", n), nil) }
 
 // HeapProfile writes a heap profile of the server into path.
 func (s *SFU) HeapProfile(path string) error { return s.command("heapprofile "+path, nil) }

@@ -21,11 +21,14 @@ import (
 // any), receives and counts everything the SFU sends, follows the SFU's pause
 // and layers messages, and rejoins when the connection ends.
 type participant struct {
-	run  *Run
-	spec ParticipantSpec
-	snd  *sender // nil for receive-only participants
-	recv *receiver
-	api  *webrtc.API // nil: the run's (set when the participant has its own delay)
+	run   *Run
+	spec  ParticipantSpec
+	snd   *sender // nil for receive-only participants
+	recv  *receiver
+	api   *webrtc.API // nil: the run's (set when the participant has its own delay, or receives light)
+	light *lightRx    // the light receive mode's counting (light.go); nil: pion receives
+
+	sig *signalingCount // its URL's count (Run.SignalingByURL)
 
 	connected  atomic.Bool
 	reconnects atomic.Uint64
@@ -94,6 +97,9 @@ func (p *participant) loop(ctx context.Context) {
 		c.Close() // the reader is done: forwarded is ours again
 		p.recv.forwarded(nil, p.forwarded, time.Now())
 		p.forwarded = nil
+		if p.light != nil {
+			p.light.reset()
+		}
 		if pub != nil {
 			pub.close()
 			p.snd.post(func(src *source) {
@@ -195,6 +201,9 @@ func (p *participant) sendSettings(c *client.Client, others map[string]signal.Pa
 // on the client's reader and never blocks.
 func (p *participant) onMessage(typ string, frame []byte) {
 	p.run.signaling.count(typ, len(frame))
+	if p.sig != nil {
+		p.sig.count(typ, len(frame))
+	}
 	switch typ {
 	case signal.TypePauseVideo, signal.TypeResumeVideo:
 		if p.snd != nil {
@@ -208,9 +217,14 @@ func (p *participant) onMessage(typ string, frame []byte) {
 		}
 	case signal.TypeForwarded:
 		var m signal.Forwarded
-		if json.Unmarshal(frame, &m) == nil {
+		if json.Unmarshal(frame, &m) == nil && p.light == nil { // light: no keyframes seen, so no waits
 			p.recv.forwarded(m.IDs, p.forwarded, time.Now())
 			p.forwarded = m.IDs
+		}
+	case signal.TypeOffer:
+		var m signal.SDP
+		if p.light != nil && json.Unmarshal(frame, &m) == nil && m.PC == signal.PCSubscribe {
+			p.light.learn(m.SDP)
 		}
 	case signal.TypeAudioSlots:
 		var m signal.AudioSlots

@@ -8,6 +8,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +52,9 @@ type Config struct {
 	JoinInterval time.Duration
 	// AudioSlots makes the participants play audio slots (slots.go).
 	AudioSlots bool
+	// Light makes the receive-only participants count RTP from the clear
+	// header without decrypting it (light.go): many more fit on one box.
+	Light bool
 }
 
 // Run is a running load.
@@ -80,6 +84,7 @@ type Run struct {
 	joins           atomic.Uint64 // successful joins, rejoins included
 	lastError       atomic.Pointer[string]
 	signaling       signalingCount
+	byURL           map[string]*signalingCount // the same, by the URL participants join at
 }
 
 // Start joins the participants (spaced by JoinInterval) and starts the speech
@@ -98,18 +103,28 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{cfg: cfg, api: api, start: time.Now()}
+	r := &Run{cfg: cfg, api: api, start: time.Now(), byURL: map[string]*signalingCount{}}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	for i, spec := range cfg.Participants {
 		p, err := newParticipant(r, spec, i)
-		if err == nil && spec.Delay > 0 {
+		switch {
+		case err != nil:
+		case spec.Delay > 0:
 			p.api, err = newAPI(!cfg.NoNACK, !cfg.NoFeedback, spec.Delay)
+		case cfg.Light && p.snd == nil:
+			p.light = newLightRx(p.recv, cfg.Seed+uint64(i))
+			p.api, err = newLightAPI(p.light)
 		}
 		if err != nil {
 			r.Close()
 			return nil, err
 		}
 		r.parts = append(r.parts, p)
+		u := cmp.Or(spec.URL, cfg.URL)
+		if r.byURL[u] == nil {
+			r.byURL[u] = new(signalingCount)
+		}
+		p.sig = r.byURL[u]
 		if spec.Audio {
 			r.speakers = append(r.speakers, p)
 		}
@@ -118,7 +133,8 @@ func Start(ctx context.Context, cfg Config) (*Run, error) {
 		r.Close()
 		return nil, err
 	}
-	r.wg.Add(2)
+	r.wg.Add(3)
+	go func() { defer r.wg.Done(); r.lightFeedback() }()
 	go func() {
 		defer r.wg.Done()
 		for i, p := range r.parts {
@@ -147,6 +163,34 @@ func (r *Run) speak() {
 		case <-r.ctx.Done():
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// lightFeedback sends the light receivers' RTCP every 100 ms.
+func (r *Run) lightFeedback() {
+	var light []*lightRx
+	for _, p := range r.parts {
+		if p.light != nil {
+			light = append(light, p.light)
+		}
+	}
+	if len(light) == 0 {
+		return
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-tick.C:
+			if r.cfg.NoNACK || r.cfg.NoFeedback {
+				continue
+			}
+			for _, l := range light {
+				l.feedback()
+			}
 		}
 	}
 }
@@ -224,6 +268,16 @@ func (r *Run) retire(t *rxTrack) { r.retired.add(t) }
 func (r *Run) noteError(err error) {
 	s := err.Error()
 	r.lastError.Store(&s)
+}
+
+// SignalingByURL is what the participants joining at each URL received over
+// signaling.
+func (r *Run) SignalingByURL() map[string]Signaling {
+	out := make(map[string]Signaling, len(r.byURL))
+	for u, c := range r.byURL {
+		out[u] = c.snapshot()
+	}
+	return out
 }
 
 // LastError is the most recent join failure or error message from the server.
