@@ -261,12 +261,26 @@ type lightConn struct {
 	l *lightRx
 }
 
-// ReadFrom is what ICE reads with: RTP is counted and never returned.
+// ReadFrom is what ICE reads with: RTP is counted and never returned. The
+// sender's address is made into a net.Addr only for what pion gets (a
+// plain ReadFrom allocates one per datagram).
 func (c *lightConn) ReadFrom(p []byte) (int, net.Addr, error) {
+	u, ok := c.UDPConn.(*net.UDPConn)
+	if !ok {
+		for {
+			n, addr, err := c.UDPConn.ReadFrom(p)
+			if err != nil || !c.l.take(p[:n], time.Now()) {
+				return n, addr, err
+			}
+		}
+	}
 	for {
-		n, addr, err := c.UDPConn.ReadFrom(p)
-		if err != nil || !c.l.take(p[:n], time.Now()) {
-			return n, addr, err
+		n, ap, err := u.ReadFromUDPAddrPort(p)
+		if err != nil {
+			return n, nil, err
+		}
+		if !c.l.take(p[:n], time.Now()) {
+			return n, net.UDPAddrFromAddrPort(ap), nil
 		}
 	}
 }
