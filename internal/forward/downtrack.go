@@ -71,6 +71,7 @@ type DownTrack struct {
 	rtxOut        []byte                         // its RTX payload
 	sent          *sentLog                       // video: what was sent, for NACKs
 	writeRTCP     func([]rtcp.Packet) error      // the receiver connection's, for sender reports
+	sr            srScratch                      // the sender report relayed, reused
 	sentPackets   uint32
 	sentOctets    uint32 // payload bytes, as sender reports count them
 	counters      DownCounters

@@ -1,6 +1,8 @@
 package forward
 
 import (
+	"sync/atomic"
+
 	"github.com/pion/rtcp"
 )
 
@@ -34,10 +36,29 @@ func (d *DownTrack) relaySenderReport(sr SenderReport, encoding int) {
 		}
 		offset = d.proj.TimestampOffset()
 	}
-	report := &rtcp.SenderReport{
+	report := rtcp.SenderReport{
 		SSRC: d.ssrc, NTPTime: sr.NTPTime, RTPTime: sr.RTPTime + offset,
 		PacketCount: d.sentPackets, OctetCount: d.sentOctets,
 	}
 	d.mu.Unlock()
-	_ = write([]rtcp.Packet{report})
+	if !d.sr.busy.CompareAndSwap(false, true) {
+		r := report // another encoding's relay has the scratch (a switch under way)
+		_ = write([]rtcp.Packet{&r})
+		return
+	}
+	d.sr.pkt = report
+	d.sr.pkts[0] = &d.sr.pkt
+	_ = write(d.sr.pkts[:])
+	d.sr.busy.Store(false)
+}
+
+// srScratch is the sender report relaySenderReport hands the writer, reused
+// while no other relay to the DownTrack is under way: the writers (pion's
+// WriteRTCP, the cascade's) marshal it before they return, so a relay
+// allocates nothing of ours (it allocated the report and its slice, the top
+// of meeting-8's heap profile).
+type srScratch struct {
+	busy atomic.Bool
+	pkt  rtcp.SenderReport
+	pkts [1]rtcp.Packet
 }
