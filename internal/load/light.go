@@ -167,16 +167,24 @@ func (l *lightRx) take(b []byte, now time.Time) bool {
 }
 
 // feedback sends the transport-wide feedback gathered since the last call
-// and NACKs what is still missing (run every 100 ms).
-func (l *lightRx) feedback() {
+// (with sendTWCC) and NACKs what is still missing (with sendNACKs); run every
+// 100 ms.
+func (l *lightRx) feedback(sendTWCC, sendNACKs bool) {
 	l.mu.Lock()
 	w := l.writer
 	var pkts []rtcp.Packet
 	if w != nil {
 		if l.rec.PacketsHeld() > 0 {
-			pkts = l.rec.BuildFeedbackPacket()
+			fb := l.rec.BuildFeedbackPacket() // also forgets what it held
+			if sendTWCC {
+				pkts = fb
+			}
 		}
 		for ssrc, s := range l.streams {
+			if !sendNACKs {
+				s.missing, s.tries = s.missing[:0], s.tries[:0]
+				continue
+			}
 			l.nacks = l.nacks[:0]
 			keep := 0
 			for i, e := range s.missing {

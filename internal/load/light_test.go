@@ -82,7 +82,7 @@ func TestLightReceiverCountsLossAndNACKs(t *testing.T) {
 		t.Fatalf("slot audio credited before audio-slots named anyone: %v", heard)
 	}
 
-	l.feedback()
+	l.feedback(true, true)
 	var nacked []uint16
 	twccs := 0
 	for _, p := range w.pkts {
@@ -108,7 +108,7 @@ func TestLightReceiverCountsLossAndNACKs(t *testing.T) {
 	feed(1000, opusPT, 4) // the repair of 4; 5 never comes
 	for range 5 {
 		w.pkts = nil
-		l.feedback()
+		l.feedback(true, true)
 	}
 	tot = rxTotals{}
 	for _, x := range l.recv.tracks {

@@ -185,11 +185,8 @@ func (r *Run) lightFeedback() {
 		case <-r.ctx.Done():
 			return
 		case <-tick.C:
-			if r.cfg.NoNACK || r.cfg.NoFeedback {
-				continue
-			}
 			for _, l := range light {
-				l.feedback()
+				l.feedback(!r.cfg.NoFeedback, !r.cfg.NoNACK)
 			}
 		}
 	}
