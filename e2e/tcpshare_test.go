@@ -50,8 +50,9 @@ const (
 	// through 10–45 % loss with the stage kept on 360p: the fps guard only
 	// catches a stage that stopped; the 80 % of samples playing still holds.
 	// Audio loss is what the listener hears (concealed samples): 3.3–14 % of
-	// it against ten before RED (packets lost 3.5–14 %), 0.05–1.8 % with RED
-	// (packets lost 2.8–9 %); the guard catches RED gone where loss is high.
+	// it against ten before RED (packets lost 3.5–14 %), 0–1.8 % with RED in
+	// two runs (packets lost 2.7–9 %); the guard catches RED gone where loss
+	// is high.
 	guardOneFlowKb    = 250
 	guardOneFlowFPS   = 15
 	guardTenFPS       = 1
