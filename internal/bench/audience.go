@@ -53,6 +53,7 @@ type BridgeFigures struct {
 	VideoStreams           int    // … and video
 	ReceiversOK            int    // receivers getting 1..A audio slots, no other audio, and min(Last N, publishers) videos
 	Example                string // what one receiver that did not got
+	ShortSeconds, Seconds  int    // receiver-seconds of the window with fewer than Last N videos, and all
 	HeardRemote            int    // receivers that heard, through their slots, a speaker on another bridge
 	SignalingMessages      uint64
 	SignalingBytes         uint64 // received by its participants since the start (their joins included)
@@ -230,6 +231,9 @@ func Audience(ctx context.Context, o AudienceOptions) (AudienceResult, error) {
 		c := tally.counts[name]
 		f.AudioStreams += c.audio
 		f.VideoStreams += c.video
+		short, secs := tally.short(name, wantVideo)
+		f.ShortSeconds += short
+		f.Seconds += secs
 		if why := tally.judge(name, o.AudioSlots, wantVideo); why == "" {
 			f.ReceiversOK++
 		} else if f.Example == "" {
@@ -351,6 +355,17 @@ func (t *streamTally) add(before, after []load.Reception) {
 	t.counts = now
 }
 
+// short counts the seconds in which name got fewer than wantVideo videos,
+// and all its seconds.
+func (t *streamTally) short(name string, wantVideo int) (short, all int) {
+	for _, c := range t.secs[name] {
+		if c.video < wantVideo {
+			short++
+		}
+	}
+	return short, len(t.secs[name])
+}
+
 // judge says what was wrong with what name got ("": nothing): in every
 // second 1 to slots audio slots, no other audio and at least wantVideo
 // videos; exactly wantVideo in most (a Last N switch overlaps the old video
@@ -396,6 +411,9 @@ func (r AudienceResult) Table() string {
 	})
 	row("UDP drops at its socket", func(f BridgeFigures) string { return strconv.FormatUint(f.UDPDrops, 10) })
 	row("audience receiving its slots and Last N", func(f BridgeFigures) string { return fmt.Sprintf("%d of %d", f.ReceiversOK, f.Receivers) })
+	row("audience seconds with fewer than Last N videos", func(f BridgeFigures) string {
+		return fmt.Sprintf("%d of %d", f.ShortSeconds, f.Seconds)
+	})
 	row("streams received (audio, video)", func(f BridgeFigures) string { return fmt.Sprintf("%d, %d", f.AudioStreams, f.VideoStreams) })
 	row("audience that heard a speaker of another bridge", func(f BridgeFigures) string { return fmt.Sprintf("%d of %d", f.HeardRemote, f.Receivers) })
 	row("relay out / in", func(f BridgeFigures) string { return fmt.Sprintf("%.0f / %.0f kb/s", f.RelayOutKbps, f.RelayInKbps) })
