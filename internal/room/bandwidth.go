@@ -61,14 +61,17 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		return false
 	}
 	bw := &m.bw
-	sources := make([]alloc.Source, 0, len(m.forwarded))
+	lr := &s.layerRound
+	sources := lr.sources[:0]
+	lr.allocs = lr.allocs[:0]
 	for i, id := range m.forwarded {
 		pub, ok := s.publisher(string(id))
 		if _, forwarded := downs[string(id)]; !ok || !forwarded {
 			continue
 		}
-		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(now), Want: s.settings.capWant(m.constraints[string(id)])})
+		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(lr, now), Want: s.settings.capWant(m.constraints[string(id)])})
 	}
+	lr.sources = sources
 	sharesFirst(sources)
 	audio := s.audioBitrate(now, m)
 	// What the receiver demonstrably gets is a floor under the estimate: when
@@ -81,8 +84,12 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	link.SetDesired(probeTarget(bw.alloc.Desired(), audio, sources, out, bw.alloc.Config().UpMargin))
 
 	bw.allocated = audio
-	var suspended []string
-	seen := make(map[string]bool, len(out))
+	suspended := lr.suspended[:0]
+	if lr.seen == nil {
+		lr.seen = map[string]bool{}
+	}
+	seen := lr.seen
+	clear(seen)
 	for i, a := range out {
 		seen[a.ID] = true
 		d := downs[a.ID]
@@ -119,10 +126,9 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 			d.SetSuspended(false)
 		}
 	}
-	if suspended == nil {
-		suspended = []string{}
-	}
+	lr.suspended = suspended
 	if !bw.told || !slices.Equal(suspended, bw.suspended) {
+		suspended = append([]string{}, suspended...) // kept and sent: not the scratch
 		bw.suspended, bw.told = suspended, true
 		m.m.Send(signal.TypeSuspended, signal.Suspended{IDs: suspended})
 	}
@@ -185,20 +191,22 @@ func (s *state) audioBitrate(now time.Time, m *member) int {
 // allocLayers describes m's simulcast encodings for the allocator, with the
 // measured rate of each temporal layer (for an encoding switched off, its rate
 // when last measured). An encoding the sender was just told to switch back on
-// counts as active if it sent before.
-func (m *member) allocLayers(now time.Time) []alloc.Layer {
-	encs := m.encodings(now)
+// counts as active if it sent before. They are appended to lr.allocs: valid
+// until the next allocate.
+func (m *member) allocLayers(lr *layerRound, now time.Time) []alloc.Layer {
+	lr.allocEncs = m.encodings(lr.allocEncs[:0], now)
 	ups := m.videoUps()
-	out := make([]alloc.Layer, len(encs))
-	for i, e := range encs {
-		out[i] = alloc.Layer{Width: e.Width, Height: e.Height, Active: e.Active}
+	start := len(lr.allocs)
+	for i, e := range lr.allocEncs {
+		l := alloc.Layer{Width: e.Width, Height: e.Height, Active: e.Active}
 		if up := ups[i]; up != nil {
-			out[i].Active = e.Active || m.simulcast.resuming(i, now)
-			out[i].Bitrate = up.TemporalBitrates(now)
+			l.Active = e.Active || m.simulcast.resuming(i, now)
+			l.Bitrate = up.TemporalBitrates(now)
 		}
 		if tl, ok := m.remoteTemporal(now, i); ok { // measured at its origin bridge
-			out[i].Bitrate = tl
+			l.Bitrate = tl
 		}
+		lr.allocs = append(lr.allocs, l)
 	}
-	return out
+	return lr.allocs[start:len(lr.allocs):len(lr.allocs)]
 }

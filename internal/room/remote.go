@@ -124,9 +124,9 @@ type encodingView interface {
 	Encodings(source string) ([]RemoteEncoding, bool)
 }
 
-// remoteEncodings is m's encodings from its origin's view, for a source
-// served elsewhere.
-func (m *member) remoteEncodings(now time.Time) ([]layers.Encoding, bool) {
+// remoteEncodings appends to dst m's encodings from its origin's view, for a
+// source served elsewhere.
+func (m *member) remoteEncodings(dst []layers.Encoding, now time.Time) ([]layers.Encoding, bool) {
 	v, ok := m.m.(encodingView)
 	if !ok || !isRemote(m.m) {
 		return nil, false
@@ -135,11 +135,10 @@ func (m *member) remoteEncodings(now time.Time) ([]layers.Encoding, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := make([]layers.Encoding, len(encs))
-	for i, e := range encs {
-		out[i] = layers.Encoding{Width: e.Width, Height: e.Height, Active: e.Active, Bitrate: e.Bitrate}
+	for _, e := range encs {
+		dst = append(dst, layers.Encoding{Width: e.Width, Height: e.Height, Active: e.Active, Bitrate: e.Bitrate})
 	}
-	return out, true
+	return dst, true
 }
 
 // remoteTemporal is encoding i's temporal rates from its origin's view.
@@ -158,7 +157,11 @@ func (m *member) remoteTemporal(now time.Time, i int) ([3]int, bool) {
 // noteRemoteWants keeps, of needed, the marks of sources served elsewhere:
 // their origins keep those encodings on at the sender (RemoteWants).
 func (s *state) noteRemoteWants(needed map[string][]bool) {
-	wants := map[string][]bool{}
+	wants := s.remoteWants // RemoteWants copies it on the loop: reused
+	if wants == nil {
+		wants = map[string][]bool{}
+	}
+	clear(wants)
 	for source, mark := range needed {
 		if pub, ok := s.publisher(source); ok && isRemote(pub.m) {
 			wants[source] = slices.Clone(mark)

@@ -58,6 +58,7 @@ type state struct {
 	reselectAt  time.Time   // when a join's or leave's reselect is due (soon.go); zero: none
 	speakers    orderSync   // whether another bridge decides the speaker order (speakerorder.go)
 	settingsRev uint64      // the cluster settings revision applied last (settingsync.go)
+	layerRound  layerRound  // scratch of maintainLayers and allocate (layerround.go)
 }
 
 func newRoom(name string, settings Settings) *Room {

@@ -44,10 +44,10 @@ func (sc *simulcastState) resuming(i int, now time.Time) bool {
 	return !sc.resumedAt[i].IsZero() && now.Sub(sc.resumedAt[i]) < resumeGrace
 }
 
-// encodings describes m's simulcast encodings as the layer choice needs them:
-// those sending and those declared but not (yet) sending, as inactive.
-func (m *member) encodings(now time.Time) []layers.Encoding {
-	if encs, ok := m.remoteEncodings(now); ok {
+// encodings appends to dst m's simulcast encodings as the layer choice needs
+// them: those sending and those declared but not (yet) sending, as inactive.
+func (m *member) encodings(dst []layers.Encoding, now time.Time) []layers.Encoding {
+	if encs, ok := m.remoteEncodings(dst, now); ok {
 		return encs
 	}
 	ups := m.videoUps()
@@ -57,14 +57,15 @@ func (m *member) encodings(now time.Time) []layers.Encoding {
 			n = i + 1
 		}
 	}
-	out := make([]layers.Encoding, n)
 	for i := 0; i < n; i++ {
+		var e layers.Encoding
 		if up := ups[i]; up != nil {
 			w, h := up.Size()
-			out[i] = layers.Encoding{Width: w, Height: h, Active: up.Active(now, activeWindow), Bitrate: up.Bitrate(now)}
+			e = layers.Encoding{Width: w, Height: h, Active: up.Active(now, activeWindow), Bitrate: up.Bitrate(now)}
 		}
+		dst = append(dst, e)
 	}
-	return out
+	return dst
 }
 
 // videoUps are m's video tracks by encoding index.
@@ -80,7 +81,12 @@ func (m *member) videoUps() [rewrite.MaxEncodings]*forward.UpTrack {
 
 // videoDowns are the distinct video DownTracks m receives, by source id.
 func (m *member) videoDowns() map[string]*forward.DownTrack {
-	out := map[string]*forward.DownTrack{}
+	return m.fillVideoDowns(map[string]*forward.DownTrack{})
+}
+
+// fillVideoDowns is videoDowns into out, cleared first (a layer round's scratch).
+func (m *member) fillVideoDowns(out map[string]*forward.DownTrack) map[string]*forward.DownTrack {
+	clear(out)
 	for up, d := range m.downs {
 		if up.Kind() == webrtc.RTPCodecTypeVideo {
 			out[up.Source()] = d
@@ -92,16 +98,26 @@ func (m *member) videoDowns() map[string]*forward.DownTrack {
 // maintainLayers picks every receiver's encoding of every source it receives, tells
 // senders which encodings are needed, and notices encodings that stopped.
 func (s *state) maintainLayers(now time.Time) {
-	needed := map[string][]bool{} // publisher → encodings someone needs
+	lr := &s.layerRound
+	if lr.needed == nil {
+		lr.needed = map[string][]bool{}
+	}
+	needed := lr.needed // publisher → encodings someone needs
+	clear(needed)
+	lr.marks = lr.marks[:0]
+	if lr.downs == nil {
+		lr.downs = map[string]*forward.DownTrack{}
+	}
 	for _, m := range s.members {
-		downs := m.videoDowns()
+		downs := m.fillVideoDowns(lr.downs)
 		allocated := s.allocate(now, m, downs)
 		for source, d := range downs {
 			pub, ok := s.publisher(source)
 			if !ok {
 				continue
 			}
-			encs := pub.encodings(now)
+			lr.encs = pub.encodings(lr.encs[:0], now)
+			encs := lr.encs
 			want := s.settings.capWant(m.constraints[source])
 			if !allocated {
 				choice := layers.Choose(encs, want, 0)
@@ -120,13 +136,14 @@ func (s *state) maintainLayers(now time.Time) {
 			}
 			// The sender must keep what the receiver should get, and what it gets
 			// now until the switch completes at a keyframe.
-			all := slices.Clone(encs)
+			lr.all = append(lr.all[:0], encs...)
+			all := lr.all
 			for i := range all {
 				all[i].Active = true
 			}
 			mark := needed[source]
 			if mark == nil {
-				mark = make([]bool, len(encs))
+				mark = lr.mark(len(encs))
 				needed[source] = mark
 			}
 			// The encodings below it stay on too: they are where bandwidth
@@ -150,7 +167,7 @@ func (s *state) maintainLayers(now time.Time) {
 		if sc.rids == [len(sc.rids)]string{} || pub.paused {
 			continue // no simulcast, or paused altogether
 		}
-		active := []string{}
+		active := lr.active[:0]
 		for i, rid := range sc.rids {
 			if i < len(needed[id]) && needed[id][i] {
 				sc.lastNeeded[i] = now
@@ -159,7 +176,9 @@ func (s *state) maintainLayers(now time.Time) {
 				active = append(active, rid)
 			}
 		}
+		lr.active = active
 		if len(active) > 0 && !slices.Equal(active, pub.layersSent) {
+			active = slices.Clone(active) // kept and sent: not the scratch
 			for _, rid := range active {
 				if pub.layersSent != nil && !slices.Contains(pub.layersSent, rid) { // switched back on
 					sc.resumedAt[EncodingIndex(rid)] = now
@@ -174,7 +193,7 @@ func (s *state) maintainLayers(now time.Time) {
 		// Point the receivers at what was just switched back on before its
 		// first keyframe arrives, not at the next tick.
 		for _, m := range s.members {
-			s.allocate(now, m, m.videoDowns())
+			s.allocate(now, m, m.fillVideoDowns(lr.downs))
 		}
 	}
 }

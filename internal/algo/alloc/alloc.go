@@ -178,6 +178,7 @@ type Allocator struct {
 	cur     []int // index of the current step in each ladder; -1 none
 	hold    []int
 	up      []int
+	out     []Allocation // what Allocate returns
 }
 
 // New returns an allocator. It panics if cfg is invalid (see Config.Validate).
@@ -203,8 +204,9 @@ func (a *Allocator) NextTimeout() time.Time { return a.next }
 
 // Allocate distributes budget (bits per second, the bandwidth estimate) over
 // sources after reserving audio, and returns one Allocation per source in the
-// order of sources. Call it whenever the estimate, the sources or their
-// measured rates change, and at NextTimeout.
+// order of sources, valid until the next call (the slice is reused). Call it
+// whenever the estimate, the sources or their measured rates change, and at
+// NextTimeout.
 func (a *Allocator) Allocate(now time.Time, budget, audio int, sources []Source) []Allocation {
 	a.gen++
 	video := max(budget-audio, 0)
@@ -234,7 +236,8 @@ func (a *Allocator) Allocate(now time.Time, budget, audio int, sources []Source)
 	a.preemptPass(sources, float64(video)/(1+a.cfg.UpMargin))
 	a.upPass(float64(video) / (1 + a.cfg.UpMargin))
 
-	out := make([]Allocation, n)
+	a.out = slices.Grow(a.out[:0], n)[:n]
+	out := a.out
 	a.next = time.Time{}
 	for i := range sources {
 		out[i] = a.decide(now, &sources[i], i, video)

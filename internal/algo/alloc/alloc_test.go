@@ -428,7 +428,7 @@ func TestAllocateProperties(t *testing.T) {
 			total := 0
 			for i, o := range out {
 				total += o.Bitrate
-				cov := layers.Choose(encodings(srcs[i].Layers), srcs[i].Want, 0).Encoding
+				cov := layers.Choose(encodings(nil, srcs[i].Layers), srcs[i].Want, 0).Encoding
 				if !o.Suspended && o.Bitrate > 0 && o.Encoding > cov {
 					t.Fatalf("%s above its want: %+v (covering %d)", o.ID, o, cov)
 				}

@@ -61,13 +61,14 @@ func effectiveRates(l *Layer, e int) [MaxTemporal + 1]int {
 // WantedEncoding is the encoding what the receiver shows of s calls for,
 // bandwidth aside: layers.Choose over its active encodings, without a budget.
 func (s *Source) WantedEncoding() int {
-	return layers.Choose(encodings(s.Layers), s.Want, 0).Encoding
+	var buf [4]layers.Encoding // on the stack (Choose keeps nothing); more encodings would spill to the heap
+	return layers.Choose(encodings(buf[:0], s.Layers), s.Want, 0).Encoding
 }
 
-func encodings(ls []Layer) []layers.Encoding {
-	encs := make([]layers.Encoding, len(ls))
-	for i, l := range ls {
-		encs[i] = layers.Encoding{Width: l.Width, Height: l.Height, Active: l.Active, Bitrate: l.Bitrate[MaxTemporal]}
+// encodings appends ls to dst as layers.Choose takes them.
+func encodings(dst []layers.Encoding, ls []Layer) []layers.Encoding {
+	for _, l := range ls {
+		dst = append(dst, layers.Encoding{Width: l.Width, Height: l.Height, Active: l.Active, Bitrate: l.Bitrate[MaxTemporal]})
 	}
-	return encs
+	return dst
 }
