@@ -20,16 +20,7 @@ import (
 // (nothing reads them); the rest of its RTCP (NACKs) goes to pion untouched.
 func TestReceiverFeedbackTakenWithoutAllocating(t *testing.T) {
 	in := newIngress(newArrivals())
-	n, err := newObservingNet(newArrivals(), nil, &guard{}, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	sfu := pc.(*observingConn)
+	sfu := observedLoopback(t, newArrivals(), in)
 	to := sfu.LocalAddr().(*net.UDPAddr).AddrPort()
 	peer := listenLoopback(t)
 	k := ingressKeys()

@@ -64,16 +64,7 @@ func publishIngress(t testing.TB, peer netip.AddrPort) (*ingress, *inConn, *feed
 func TestIngressTakesTheTakenStreamsOfPublishers(t *testing.T) {
 	peer, other := listenLoopback(t), listenLoopback(t)
 	in, c, fb, h := publishIngress(t, peer.LocalAddr().(*net.UDPAddr).AddrPort())
-	n, err := newObservingNet(in.arrivals, nil, &guard{}, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	sfu := pc.(*observingConn)
+	sfu := observedLoopback(t, in.arrivals, in)
 	out := peerOutbound(t, ingressKeys())
 	good := srtpPacket(t, out, takenSSRC, 100, 7)
 	forged := append([]byte(nil), srtpPacket(t, out, takenSSRC, 101, 8)...)
@@ -135,16 +126,7 @@ func TestTakenRTPPathDoesNotAllocate(t *testing.T) {
 	in, c, fb, _ := publishIngress(t, peer.LocalAddr().(*net.UDPAddr).AddrPort())
 	handled := 0
 	c.rtp.Take(takenSSRC, func(time.Time, []byte, *wire.Batch) { handled++ })
-	n, err := newObservingNet(in.arrivals, nil, &guard{}, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	sfu := pc.(*observingConn)
+	sfu := observedLoopback(t, in.arrivals, in)
 	to := sfu.LocalAddr().(*net.UDPAddr).AddrPort()
 	out := peerOutbound(t, ingressKeys())
 	// Prepared ahead: protecting is the publisher's work, not ours.

@@ -39,16 +39,7 @@ func (h *taken) handle(_ time.Time, b []byte, _ *wire.Batch) {
 
 func TestIngressTakesSRTCPOfRegisteredPeersOnly(t *testing.T) {
 	in := newIngress(newArrivals())
-	n, err := newObservingNet(newArrivals(), nil, &guard{}, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	sfu := pc.(*observingConn)
+	sfu := observedLoopback(t, newArrivals(), in)
 	peer, other := listenLoopback(t), listenLoopback(t)
 	k := ingressKeys()
 	ctx, err := k.Inbound()
@@ -94,6 +85,23 @@ func TestIngressTakesSRTCPOfRegisteredPeersOnly(t *testing.T) {
 	if c.taken.Load() != 1 || c.rejected.Load() != 1 {
 		t.Fatalf("taken %d rejected %d, want 1 and 1", c.taken.Load(), c.rejected.Load())
 	}
+}
+
+// observedLoopback is an SFU socket on loopback as the data plane wraps it:
+// datagrams stamped into arrivals, those in takes (nil: none) handed to it.
+// Closed when the test ends.
+func observedLoopback(t testing.TB, arrivals *arrivals, in *ingress) *observingConn {
+	t.Helper()
+	n, err := newObservingNet(arrivals, nil, &guard{}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := n.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	return pc.(*observingConn)
 }
 
 func listenLoopback(t testing.TB) *net.UDPConn {
