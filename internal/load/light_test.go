@@ -133,14 +133,7 @@ func TestLightReceiversAgainstServer(t *testing.T) {
 	cfg := Config{URL: url, Room: "light", Seed: 1, Speech: SpeechPaper, DTX: true, AudioSlots: true, Light: true,
 		Participants: append(Group("pub", 2, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: View{Width: 320, Height: 180}}),
 			Group("rcv", 3, ParticipantSpec{View: View{Width: 320, Height: 180}})...)}
-	r, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.WaitJoined(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := startJoined(ctx, t, cfg)
 	for _, p := range r.parts[2:] {
 		if p.light == nil {
 			t.Fatalf("%s receives through pion", p.spec.Name)

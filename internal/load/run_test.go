@@ -20,14 +20,7 @@ func TestMeetingAgainstServer(t *testing.T) {
 	cfg := Config{URL: url, Room: "meeting", Seed: 1, Speech: SpeechRealistic,
 		// Display names with a space: they must not reach the publish SDP's msid.
 		Participants: Group("Ada m", 3, ParticipantSpec{Audio: true, Video: VideoSimulcast, View: View{Width: 640, Height: 360}})}
-	r, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.WaitJoined(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := startJoined(ctx, t, cfg)
 	// Each receives 2 audio and 2 video streams.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -156,4 +149,19 @@ func TestSurvivesServerRestart(t *testing.T) {
 	}
 	time.Sleep(activeWindow) // streams of the old server no longer count as active
 	waitStreams("after the restart")
+}
+
+// startJoined starts cfg's participants and waits until all have joined; the
+// run is closed when the test ends.
+func startJoined(ctx context.Context, t *testing.T, cfg Config) *Run {
+	t.Helper()
+	r, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	if err := r.WaitJoined(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -19,14 +19,7 @@ func TestAudioSlotsAgainstServer(t *testing.T) {
 	defer cancel()
 	cfg := Config{URL: url, Room: "slots", Seed: 1, Speech: SpeechPaper, AudioSlots: true,
 		Participants: append(Group("pub", 5, ParticipantSpec{Audio: true, Video: VideoNone}), ParticipantSpec{Name: "listener"})}
-	r, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.WaitJoined(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := startJoined(ctx, t, cfg)
 	// tracks: each participant's audio tracks, and how many are slots.
 	tracks := func() (audio, slots map[string]int) {
 		audio, slots = map[string]int{}, map[string]int{}
