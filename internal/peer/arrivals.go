@@ -6,9 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/interceptor/pkg/twcc"
-	"github.com/pion/rtcp"
-
 	"github.com/podium-sfu/podium/internal/media"
 )
 
@@ -153,10 +150,10 @@ const (
 	forged               // its packet failed authentication, or never was read
 )
 
-// feedbackRecorder is one connection's transport-wide feedback state: pion's
-// Recorder (the arrival map and the feedback encoding, as libwebrtc builds
-// them), fed in arrival order with socket times, with authenticated packets
-// only.
+// feedbackRecorder is one connection's transport-wide feedback state: a
+// twccRecorder (the arrival map and the feedback encoding, pion's and
+// libwebrtc's), fed in arrival order with socket times, with authenticated
+// packets only.
 //
 // The socket stamps each packet (stamp); its stream's reader, which gets
 // only packets that passed SRTP authentication, confirms it (authenticated).
@@ -167,14 +164,14 @@ const (
 // reader gets its packets in arrival order.
 type feedbackRecorder struct {
 	mu      sync.Mutex
-	rec     *twcc.Recorder
+	rec     *twccRecorder
 	start   time.Time // the zero of arrival times
 	pending [pendingArrivals]pendingArrival
 	head, n int // pending[head] is the oldest of n
 }
 
-func newFeedbackRecorder(senderSSRC uint32, start time.Time) *feedbackRecorder {
-	return &feedbackRecorder{rec: twcc.NewRecorder(senderSSRC), start: start}
+func newFeedbackRecorder(start time.Time) *feedbackRecorder {
+	return &feedbackRecorder{rec: newTWCCRecorder(), start: start}
 }
 
 // stamp notes that a packet of ssrc with transport-wide seq reached the socket
@@ -239,10 +236,11 @@ func (f *feedbackRecorder) recordLocked(ssrc uint32, seq uint16, at time.Time) {
 	f.rec.Record(ssrc, seq, at.Sub(f.start).Microseconds())
 }
 
-// build returns the feedback for what was recorded since the last call.
-func (f *feedbackRecorder) build(now time.Time) []rtcp.Packet {
+// build appends to dst the feedback packets, from sender, on what was
+// recorded since the last call.
+func (f *feedbackRecorder) build(now time.Time, dst []byte, sender uint32) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.flushLocked(now)
-	return f.rec.BuildFeedbackPacket()
+	return f.rec.AppendFeedback(dst, sender)
 }

@@ -18,7 +18,7 @@ var t0 = time.Unix(1000, 0)
 // registered.
 func oneConnection(ssrcs ...uint32) (*arrivals, *feedbackRecorder) {
 	a := newArrivals()
-	fb := newFeedbackRecorder(1, t0)
+	fb := newFeedbackRecorder(t0)
 	for _, ssrc := range ssrcs {
 		a.add(ssrc, arrivalStream{extID: testExtID, fb: fb})
 	}
@@ -39,6 +39,20 @@ func rtpWithTransportSeq(t testing.TB, ssrc uint32, rtpSeq, seq uint16) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// feedbackPackets builds fb's feedback at now, decoded by pion.
+func feedbackPackets(t testing.TB, fb *feedbackRecorder, now time.Time) []rtcp.Packet {
+	t.Helper()
+	b := fb.build(now, nil, 1)
+	if len(b) == 0 {
+		return nil
+	}
+	pkts, err := rtcp.Unmarshal(b)
+	if err != nil {
+		t.Fatalf("feedback % x: %v", b, err)
+	}
+	return pkts
 }
 
 // received lists, in transport-wide order, whether each packet a feedback
@@ -82,12 +96,12 @@ func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 	a.Observe(rtpWithTransportSeq(t, 0xA, 101, 3), t0.Add(12*time.Millisecond))
 	// B's reader gets its packet at once; A's reader is 40 ms late, after a feedback.
 	fb.authenticated(0xB, 2, t0.Add(11*time.Millisecond))
-	if pkts := fb.build(t0.Add(12 * time.Millisecond)); len(pkts) != 0 {
+	if pkts := feedbackPackets(t, fb, t0.Add(12*time.Millisecond)); len(pkts) != 0 {
 		t.Errorf("a feedback before A's reader caught up: %v", pkts)
 	}
 	fb.authenticated(0xA, 1, t0.Add(50*time.Millisecond))
 	fb.authenticated(0xA, 3, t0.Add(51*time.Millisecond))
-	base, got, deltas := received(t, fb.build(t0.Add(52*time.Millisecond)))
+	base, got, deltas := received(t, feedbackPackets(t, fb, t0.Add(52*time.Millisecond)))
 
 	if base != 1 || len(got) != 3 || !got[0] || !got[1] || !got[2] {
 		t.Errorf("feedback from %d: received %v, want 1, 2 and 3 all received", base, got)
@@ -110,7 +124,7 @@ func TestForgedArrivalDoesNotHideLoss(t *testing.T) {
 	a.Observe(rtpWithTransportSeq(t, 0xA, 102, 3), t0.Add(10*time.Millisecond))
 	fb.authenticated(0xA, 1, t0.Add(11*time.Millisecond))
 	fb.authenticated(0xA, 3, t0.Add(12*time.Millisecond))
-	base, got, _ := received(t, fb.build(t0.Add(13*time.Millisecond)))
+	base, got, _ := received(t, feedbackPackets(t, fb, t0.Add(13*time.Millisecond)))
 	if base != 1 || len(got) != 3 || !got[0] || got[1] || !got[2] {
 		t.Errorf("feedback from %d: received %v, want 1 and 3 received and 2 lost", base, got)
 	}
@@ -126,17 +140,17 @@ func TestForgedArrivalsNeitherTimeNorStall(t *testing.T) {
 	a.Observe(rtpWithTransportSeq(t, 0xA, 2, 2), t0.Add(8*time.Millisecond))
 	fb.authenticated(0xA, 1, t0.Add(9*time.Millisecond))
 	fb.authenticated(0xA, 2, t0.Add(9*time.Millisecond))
-	if _, got, deltas := received(t, fb.build(t0.Add(10*time.Millisecond))); len(got) != 2 || deltas[1] != 8000 {
+	if _, got, deltas := received(t, feedbackPackets(t, fb, t0.Add(10*time.Millisecond))); len(got) != 2 || deltas[1] != 8000 {
 		t.Errorf("received %v with deltas %v µs, want 1 and 2 received 8 ms apart", got, deltas)
 	}
 
 	a.Observe(rtpWithTransportSeq(t, 0xB, 50, 3), t0.Add(20*time.Millisecond)) // forged; B sends nothing more
 	a.Observe(rtpWithTransportSeq(t, 0xA, 3, 4), t0.Add(21*time.Millisecond))
 	fb.authenticated(0xA, 4, t0.Add(22*time.Millisecond))
-	if pkts := fb.build(t0.Add(22 * time.Millisecond)); len(pkts) != 0 {
+	if pkts := feedbackPackets(t, fb, t0.Add(22*time.Millisecond)); len(pkts) != 0 {
 		t.Errorf("4 reported while 3 might still be authenticated: %v", pkts)
 	}
-	base, got, _ := received(t, fb.build(t0.Add(20*time.Millisecond+authWait)))
+	base, got, _ := received(t, feedbackPackets(t, fb, t0.Add(20*time.Millisecond+authWait)))
 	if base != 3 || len(got) != 2 || got[0] || !got[1] {
 		t.Errorf("after authWait: feedback from %d: %v, want 3 lost and 4 received", base, got)
 	}
@@ -151,7 +165,7 @@ func TestArrivalsRecordSRTPProtectedProbes(t *testing.T) {
 	probe = append(probe, 0x13, 0x37, 0, 0, 0, 0, 0, 0, 0, 0xff) // a tag ending in 255
 	a.Observe(probe, t0)
 	fb.authenticated(0xA, 9, t0)
-	if base, got, _ := received(t, fb.build(t0)); base != 9 || len(got) != 1 || !got[0] {
+	if base, got, _ := received(t, feedbackPackets(t, fb, t0)); base != 9 || len(got) != 1 || !got[0] {
 		t.Errorf("feedback from %d: %v, want the probe received", base, got)
 	}
 }
@@ -161,7 +175,7 @@ func TestFeedbackFromTheReaderWithoutTheSocket(t *testing.T) {
 	_, fb := oneConnection() // no stream the socket would record
 	fb.authenticated(0xA, 7, t0.Add(time.Millisecond))
 	fb.authenticated(0xA, 8, t0.Add(3*time.Millisecond))
-	base, got, deltas := received(t, fb.build(t0.Add(3*time.Millisecond)))
+	base, got, deltas := received(t, feedbackPackets(t, fb, t0.Add(3*time.Millisecond)))
 	if base != 7 || len(got) != 2 || !got[0] || !got[1] || deltas[1] != 2000 {
 		t.Errorf("feedback from %d: received %v, deltas %v; want 7 and 8, 2 ms apart", base, got, deltas)
 	}
@@ -183,7 +197,7 @@ func TestArrivalsIgnoreOtherDatagrams(t *testing.T) {
 	for _, b := range [][]byte{rr, plain, rtpWithTransportSeq(t, 0xB, 1, 1), {0x80, 96, 0, 1}, {0x16, 0xfe, 0xfd}, nil} {
 		a.Observe(b, t0)
 	}
-	a.remove(0xA, newFeedbackRecorder(2, t0)) // another connection's: kept
+	a.remove(0xA, newFeedbackRecorder(t0)) // another connection's: kept
 	a.Observe(rtpWithTransportSeq(t, 0xA, 1, 40), t0)
 	a.remove(0xA, fb)
 	a.Observe(rtpWithTransportSeq(t, 0xA, 2, 41), t0)
@@ -222,11 +236,11 @@ func FuzzArrivalsObserve(f *testing.F) {
 	f.Add([]byte{0x80, 200, 0, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a := newArrivals()
-		fb := newFeedbackRecorder(1, time.Unix(1000, 0))
+		fb := newFeedbackRecorder(time.Unix(1000, 0))
 		if len(b) >= 12 {
 			a.add(binary.BigEndian.Uint32(b[8:]), arrivalStream{extID: testExtID, fb: fb})
 		}
 		a.Observe(b, time.Unix(1000, 0))
-		_ = fb.build(time.Unix(1000, 0).Add(authWait))
+		_ = feedbackPackets(t, fb, time.Unix(1000, 0).Add(authWait))
 	})
 }

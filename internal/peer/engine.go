@@ -46,8 +46,9 @@ type Engine struct {
 	tcpLn     net.Listener
 	publish   *webrtc.API
 	subscribe *webrtc.API
-	arrivals  *arrivals // transport-wide feedback of the publish connections
-	guard     *guard    // drops forged plaintext DTLS records
+	arrivals  *arrivals            // transport-wide feedback of the publish connections
+	twcc      *twccFeedbackFactory // its interceptors, until Publish routes them
+	guard     *guard               // drops forged plaintext DTLS records
 	net       *observingNet
 	ingress   *ingress // connections whose SRTCP the sockets' readers take
 	pionOnly  bool     // RTP and RTCP stay on pion's SRTP sessions (PionDataPlaneEnv)
@@ -76,6 +77,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		ice.UDPMuxFromPortWithWriteBufferSize(4 << 20),
 	}
 	e.arrivals = newArrivals()
+	e.twcc = &twccFeedbackFactory{arrivals: e.arrivals}
 	e.guard = &guard{}
 	e.ingress = newIngress(e.arrivals)
 	n, err := newObservingNet(e.arrivals, cfg.Stamps, e.guard, e.ingress)
@@ -99,7 +101,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.tcpMux = ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 64, Logger: logging.NewDefaultLoggerFactory().NewLogger("ice-tcp")})
 	}
 	settings := e.settings(keepIP)
-	if e.publish, err = newAPI(settings, publishInterceptors(e.arrivals, !e.ownsReceive)); err != nil {
+	if e.publish, err = newAPI(settings, publishInterceptors(e.twcc, !e.ownsReceive)); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -216,10 +218,10 @@ type interceptorSet func(*webrtc.MediaEngine, *interceptor.Registry) error
 // browser's congestion control sees the uplink rather than our scheduling. Without
 // reports (mode all) the receiver reports and NACKs are forward.UpTrack's, which
 // sees every packet, whichever path (socket or pion) it came by.
-func publishInterceptors(a *arrivals, reports bool) interceptorSet {
+func publishInterceptors(f *twccFeedbackFactory, reports bool) interceptorSet {
 	return func(m *webrtc.MediaEngine, r *interceptor.Registry) error {
 		if !reports {
-			return registerTWCC(m, r, a)
+			return registerTWCC(m, r, f)
 		}
 		gen, err := nack.NewGeneratorInterceptor(nack.GeneratorSize(1024), nack.GeneratorInterval(20e6))
 		if err != nil {
@@ -231,17 +233,17 @@ func publishInterceptors(a *arrivals, reports bool) interceptorSet {
 			return err
 		}
 		r.Add(rr)
-		return registerTWCC(m, r, a)
+		return registerTWCC(m, r, f)
 	}
 }
 
-func registerTWCC(m *webrtc.MediaEngine, r *interceptor.Registry, a *arrivals) error {
+func registerTWCC(m *webrtc.MediaEngine, r *interceptor.Registry, f *twccFeedbackFactory) error {
 	for _, kind := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
 		if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: sdp.TransportCCURI}, kind); err != nil {
 			return err
 		}
 	}
-	r.Add(twccFeedbackFactory{arrivals: a})
+	r.Add(f)
 	return nil
 }
 

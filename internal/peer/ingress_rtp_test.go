@@ -56,7 +56,7 @@ func publishIngress(t testing.TB, peer netip.AddrPort) (*ingress, *inConn, *feed
 	h := &taken{}
 	c.rtp.Take(takenSSRC, h.handle)
 	in.set(peer, c, c)
-	fb := newFeedbackRecorder(1, time.Now())
+	fb := newFeedbackRecorder(time.Now())
 	a.add(takenSSRC, arrivalStream{extID: twccExtID, fb: fb})
 	return in, c, fb, h
 }
@@ -106,7 +106,7 @@ func TestIngressTakesTheTakenStreamsOfPublishers(t *testing.T) {
 		t.Fatalf("taken %d rejected %d, want 1 and 1", c.rtp.Taken.Load(), c.rtp.Rejected.Load())
 	}
 	// The authentic packet counts for the publisher's congestion feedback, the forged one not.
-	pkts := fb.build(time.Now().Add(time.Second))
+	pkts := feedbackPackets(t, fb, time.Now().Add(time.Second))
 	if len(pkts) != 1 {
 		t.Fatalf("feedback %v, want one report", pkts)
 	}
@@ -137,6 +137,7 @@ func TestTakenRTPPathDoesNotAllocate(t *testing.T) {
 	}
 	marker := srtpPacket(t, out, otherSSRC, 1, 1) // pion's: ends each read
 	buf := make([]byte, 1500)
+	var fbBuf []byte
 	i := 0
 	step := func() {
 		_, _ = peer.WriteToUDPAddrPort(pkts[i], to)
@@ -146,7 +147,7 @@ func TestTakenRTPPathDoesNotAllocate(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%50 == 0 {
-			fb.build(time.Now()) // as the feedback ticker does, so the recorder does not grow
+			fbBuf = fb.build(time.Now(), fbBuf[:0], 1) // as the feedback ticker does, so the recorder does not grow
 		}
 	}
 	for range 50 {

@@ -46,15 +46,18 @@ func (e *Engine) Route(pc *webrtc.PeerConnection, handle RTCPHandler) *wire.Rout
 // Publish ties a publish connection to the data plane's receive side (modes
 // rtp and all): once its DTLS is connected and its ICE pair is a UDP pair on one of
 // our sockets, the SRTP of the streams taken with the returned Inbound is
-// read at the socket (ingress.takeRTP) instead of by pion. Nil in the other
-// modes: every received packet stays on pion's path. Call it right after
-// creating pc, before any negotiation.
+// read at the socket (ingress.takeRTP) instead of by pion, and the
+// transport-wide feedback to the publisher is sealed and sent by the data
+// plane (twccFeedback.send). Nil in the other modes: every received packet
+// stays on pion's path. Call it right after creating pc, before any
+// negotiation.
 func (e *Engine) Publish(pc *webrtc.PeerConnection) *wire.Inbound {
 	if !e.ownsReceive {
 		return nil
 	}
-	in := wire.NewInbound()
-	e.follow(pc, &wire.Route{}, &inConn{rtp: in})
+	in, r := wire.NewInbound(), &wire.Route{}
+	e.follow(pc, r, &inConn{rtp: in})
+	e.twcc.route(pc.ID(), r)
 	return in
 }
 

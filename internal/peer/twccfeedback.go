@@ -1,12 +1,18 @@
 package peer
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/sdp/v3"
+	"github.com/pion/srtp/v3"
+
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // twccFeedbackInterval is how often a connection's transport-wide feedback is
@@ -17,20 +23,83 @@ const twccFeedbackInterval = 50 * time.Millisecond
 // twccFeedbackFactory makes, for each publish connection, the interceptor that
 // sends transport-wide congestion control feedback for the media it receives,
 // with arrival times taken at the socket (see arrivals).
-type twccFeedbackFactory struct{ arrivals *arrivals }
+type twccFeedbackFactory struct {
+	arrivals *arrivals
 
-func (f twccFeedbackFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	return &twccFeedback{
+	mu sync.Mutex
+	// byPC: the interceptors made, by peer connection id, until
+	// Engine.Publish gives theirs a route (nil: two connections had one id).
+	byPC map[string]*twccFeedback
+}
+
+func (f *twccFeedbackFactory) NewInterceptor(id string) (interceptor.Interceptor, error) {
+	pionSSRC := rand.Uint32()
+	t := &twccFeedback{
 		arrivals: f.arrivals,
-		fb:       newFeedbackRecorder(rand.Uint32(), time.Now()),
+		fb:       newFeedbackRecorder(time.Now()),
+		factory:  f,
+		id:       id,
+		pionSSRC: pionSSRC,
+		ownSSRC:  pionSSRC ^ (1 + rand.Uint32N(1<<32-1)), // never pionSSRC
 		closed:   make(chan struct{}),
-	}, nil
+	}
+	t.pionPkts = []rtcp.Packet{&t.raw}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.byPC == nil {
+		f.byPC = map[string]*twccFeedback{}
+	}
+	if _, dup := f.byPC[id]; dup {
+		f.byPC[id] = nil // neither gets a route: both stay on pion's path
+	} else {
+		f.byPC[id] = t
+	}
+	return t, nil
+}
+
+// route lets the feedback of connection id seal and send its feedback itself
+// on r (see twccFeedback.send).
+func (f *twccFeedbackFactory) route(id string, r *wire.Route) {
+	f.mu.Lock()
+	t := f.byPC[id]
+	delete(f.byPC, id)
+	f.mu.Unlock()
+	if t != nil {
+		t.route.Store(r)
+	}
+}
+
+func (f *twccFeedbackFactory) forget(t *twccFeedback) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if cur, ok := f.byPC[t.id]; ok && (cur == t || cur == nil) {
+		delete(f.byPC, t.id)
+	}
 }
 
 type twccFeedback struct {
 	interceptor.NoOp
 	arrivals *arrivals
 	fb       *feedbackRecorder
+	factory  *twccFeedbackFactory
+	id       string
+
+	// The sending loop's: the feedback packets (reused), and the two ways
+	// out. Our own (the connection's route: keys and a UDP pair of ours)
+	// seals them with a context of our own, under ownSSRC, and sends them on
+	// the socket; pion's (before the keys, ICE-TCP, WHIP, modes without the
+	// receive half) writes them to its SRTCP session under pionSSRC. Each
+	// SSRC's SRTCP index is followed by one context.
+	route    atomic.Pointer[wire.Route]
+	buf      []byte
+	pionSSRC uint32
+	raw      rtcp.RawPacket
+	pionPkts []rtcp.Packet // &raw
+	ownSSRC  uint32
+	keys     *wire.Keys // ctx's
+	ctx      *srtp.Context
+	hdr      rtcp.Header
+	out      *wire.Batch
 
 	mu     sync.Mutex
 	ssrcs  []uint32 // registered with arrivals
@@ -57,13 +126,58 @@ func (t *twccFeedback) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCP
 			case <-t.closed:
 				return
 			case <-tick.C:
-				if pkts := t.fb.build(time.Now()); len(pkts) > 0 {
-					_, _ = w.Write(pkts, nil) // a failed write is a closing connection
-				}
+				t.send(time.Now(), w)
 			}
 		}
 	}()
 	return w
+}
+
+// send builds the feedback on what arrived since the last call and sends it,
+// sealed by us on the connection's route when it has one, else by pion's
+// SRTCP session through w. Our own way allocates nothing.
+func (t *twccFeedback) send(now time.Time, w interceptor.RTCPWriter) {
+	r := t.route.Load()
+	var d *wire.Dest
+	mode, keys := r.Decide() // Pion when r is nil
+	if mode == wire.Own {
+		d = r.Dest()
+	}
+	if d == nil || !t.keyed(keys) {
+		if t.buf = t.fb.build(now, t.buf[:0], t.pionSSRC); len(t.buf) > 0 {
+			t.raw = t.buf
+			_, _ = w.Write(t.pionPkts, nil) // a failed write is a closing connection
+		}
+		return
+	}
+	t.buf = t.fb.build(now, t.buf[:0], t.ownSSRC)
+	for b := t.buf; len(b) >= 4; {
+		if t.out.Free() == 0 {
+			t.out.Flush()
+		}
+		n := min(4*(int(binary.BigEndian.Uint16(b[2:]))+1), len(b))
+		if sealed, err := t.ctx.EncryptRTCP(t.out.Slot(), b[:n], &t.hdr); err == nil {
+			t.out.Commit(len(sealed), d)
+		}
+		b = b[n:]
+	}
+	t.out.Flush()
+}
+
+// keyed makes sure the sealing context is keys'.
+func (t *twccFeedback) keyed(keys *wire.Keys) bool {
+	if t.keys == keys {
+		return true
+	}
+	ctx, err := keys.Outbound()
+	if err != nil {
+		return false
+	}
+	t.keys, t.ctx = keys, ctx
+	if t.out == nil {
+		t.out = wire.NewBatch(4) // a feedback is one packet but after a pause
+	}
+	return true
 }
 
 // BindRemoteStream registers a received stream with the socket's arrivals; its
@@ -119,6 +233,7 @@ func (t *twccFeedback) Close() error {
 	for _, ssrc := range ssrcs {
 		t.arrivals.remove(ssrc, t.fb)
 	}
+	t.factory.forget(t)
 	return nil
 }
 
