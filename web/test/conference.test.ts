@@ -154,7 +154,7 @@ describe('join and welcome', () => {
     expect(v?.init?.sendEncodings).toEqual([
       { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000 },
       { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000 },
-      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000 },
+      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 1_500_000 },
     ]);
     expect(v?.codecPreferences?.map((c) => (c as { mimeType: string }).mimeType)).toEqual([
       'video/VP8',
@@ -1195,7 +1195,7 @@ describe('simulcast', () => {
     expect(t.pcs().pub.transceivers[1]?.init?.sendEncodings).toEqual([
       { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000, scalabilityMode: 'L1T3' },
       { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
-      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
+      { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 1_500_000, scalabilityMode: 'L1T3' },
     ]);
   });
 
@@ -1267,7 +1267,7 @@ describe('simulcast', () => {
     expect(sender.active).toEqual([true, false, true]);
     expect(rids(sender.setCalls.at(-1)?.encodings ?? [])).toEqual(['q', 'f']);
     // other parameters are given back untouched
-    expect(sender.setCalls.at(-1)?.encodings.map((e) => e.maxBitrate)).toEqual([100_000, 500_000, 2_500_000]);
+    expect(sender.setCalls.at(-1)?.encodings.map((e) => e.maxBitrate)).toEqual([100_000, 500_000, 1_500_000]);
 
     t.ws().receive({ type: 'layers', active: ['f', 'q'] }); // the same set
     await flush();
@@ -1373,7 +1373,7 @@ describe('simulcast', () => {
     const three = [
       ['q', 4, 100_000, undefined],
       ['h', 2, 500_000, undefined],
-      ['f', 1, 2_500_000, undefined],
+      ['f', 1, 1_500_000, undefined],
     ];
     expect(await offered({ width: 1280, height: 720 })).toEqual(three);
     expect(await offered(null)).toEqual(three);

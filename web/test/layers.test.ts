@@ -28,7 +28,7 @@ describe('captureEncodings', () => {
     encs.map((e) => `${e.rid ?? '-'}/${e.scaleResolutionDownBy ?? 1}/${e.maxBitrate}`);
 
   it('keeps the three for 960×540 and up, and for an unknown size', () => {
-    const want = ['q/4/100000', 'h/2/500000', 'f/1/2500000'];
+    const want = ['q/4/100000', 'h/2/500000', 'f/1/1500000'];
     expect(show(captureEncodings(SIMULCAST_ENCODINGS, size(1280, 720), 1_500_000))).toEqual(want);
     expect(show(captureEncodings(SIMULCAST_ENCODINGS, null, 1_500_000))).toEqual(want);
   });

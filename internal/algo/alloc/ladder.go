@@ -4,9 +4,10 @@ import "github.com/podium-sfu/podium/internal/algo/layers"
 
 // nominal rates by encoding index and temporal share, used while a source's
 // rates are unknown: the 180p/360p/720p simulcast of a 720p capture (system
-// spec §5) and libwebrtc's VP8 three-layer split.
+// spec §5, with the web client's 1.5 Mb/s top: web/src/protocol/encodings.ts)
+// and libwebrtc's VP8 three-layer split.
 var (
-	nominalRate   = [3]int{150_000, 500_000, 2_500_000}
+	nominalRate   = [3]int{150_000, 500_000, 1_500_000}
 	nominalShares = [MaxTemporal + 1]float64{0.4, 0.6, 1}
 )
 

@@ -21,12 +21,16 @@ import { captureEncodings } from './layers';
  * three temporal layers where the browser supports `scalabilityMode`. The
  * lowest is capped at 100 kb/s: its base temporal layer (7.5 fps, ~40 % of it)
  * plus audio must fit a 128 kb/s link with room for repair; at 150 kb/s the
- * link ran full and every loss froze the video (docs/adaptation.md).
+ * link ran full and every loss froze the video (docs/adaptation.md). The top
+ * is capped at 1.5 Mb/s, today's Jitsi Meet VP8 default: at 2.5 Mb/s a noisy
+ * 720p took 62 % of a 4 Mb/s home link, and beside one TCP download it could
+ * never fit the share the estimator holds, so the stage fell to 360p
+ * (docs/adaptation.md, "Beside competing TCP").
  */
 export const SIMULCAST_ENCODINGS: readonly Readonly<SendEncodingLike>[] = [
   { rid: 'q', scaleResolutionDownBy: 4, maxBitrate: 100_000, scalabilityMode: 'L1T3' },
   { rid: 'h', scaleResolutionDownBy: 2, maxBitrate: 500_000, scalabilityMode: 'L1T3' },
-  { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 2_500_000, scalabilityMode: 'L1T3' },
+  { rid: 'f', scaleResolutionDownBy: 1, maxBitrate: 1_500_000, scalabilityMode: 'L1T3' },
 ];
 
 /** The bitrate cap of the single video encoding when simulcast is off. */

@@ -187,13 +187,23 @@ func TCPOnOff() Scenario {
 	}
 }
 
+// ClientSimulcast is the web client's simulcast (web/src/protocol/encodings.ts:
+// 100 kb/s, 500 kb/s and 1.5 Mb/s caps, which the test's high-entropy 720p
+// fills) with libwebrtc's three-temporal-layer split.
+func ClientSimulcast() []alloc.Layer {
+	return []alloc.Layer{
+		{Width: 320, Height: 180, Active: true, Bitrate: [3]int{40_000, 60_000, 100_000}},
+		{Width: 640, Height: 360, Active: true, Bitrate: Rates360},
+		{Width: 1280, Height: 720, Active: true, Bitrate: [3]int{600_000, 900_000, 1_500_000}},
+	}
+}
+
 // TCPShare is the browser test's sequence (e2e TestAdaptationTCPShare) on its
 // 4 Mb/s link with a 100 ms queue: one CUBIC flow from 20 s, ten from 80 s,
 // all stopping at 100 s; ten started 10 s apart from 110 s, stopping at 210 s;
-// then ten on for 20 s and off for 20 s, twice (from 220 s and 260 s). The
-// stage's top layer is the standard 2.5 Mb/s (the test's high-entropy 720p
-// takes about that), with a second source shown small. TCPShareOffs are the
-// times the flows stop.
+// then ten on for 20 s and off for 20 s, twice (from 220 s and 260 s). Its
+// stage and a second source shown small send the web client's simulcast.
+// TCPShareOffs are the times the flows stop.
 func TCPShare() Scenario {
 	var flows []TCPFlow
 	flows = append(flows, TCPFlow{Start: 20 * time.Second, Stop: 100 * time.Second})
@@ -208,7 +218,10 @@ func TCPShare() Scenario {
 			flows = append(flows, TCPFlow{Start: time.Duration(on) * time.Second, Stop: time.Duration(on+20) * time.Second})
 		}
 	}
-	srcs := append(Stage(), alloc.Source{ID: "other", Priority: 1, Layers: Simulcast(), Want: layers.Want{Width: 320, Height: 180}})
+	srcs := []alloc.Source{
+		{ID: "stage", Priority: 0, Layers: ClientSimulcast(), Want: layers.Want{Width: 1280, Height: 720}},
+		{ID: "other", Priority: 1, Layers: ClientSimulcast(), Want: layers.Want{Width: 320, Height: 180}},
+	}
 	return Scenario{
 		Name: "tcp-share", Duration: 300 * time.Second, Seed: 16,
 		Capacity: []Step{{0, 4_000_000}}, Queue: 100 * time.Millisecond,
