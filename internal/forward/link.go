@@ -61,6 +61,7 @@ type Link struct {
 	estimate  atomic.Int64 // bits/s, readable without mu
 	delivered atomic.Int64 // media bits/s the receiver acknowledged lately
 	desired   atomic.Int64 // what the allocator would send with no limit, bits/s
+	wanted    atomic.Int64 // what the shown videos would take with no limit, bits/s
 	rtt       atomic.Int64 // ICE round trip, nanoseconds; 0: unknown
 	fbRTT     atomic.Int64 // round trip from transport-wide feedback, nanoseconds; 0: unknown
 	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
@@ -121,6 +122,10 @@ func (l *Link) Delivered() int { return int(l.delivered.Load()) }
 // SetDesired tells the prober what the receiver's videos would take with no
 // bandwidth limit: probes run only while that is above the estimate.
 func (l *Link) SetDesired(bps int) { l.desired.Store(int64(bps)) }
+
+// SetWanted tells the estimator what the receiver's videos, at the sizes it
+// shows them, would take with no bandwidth limit (0: none is held back).
+func (l *Link) SetWanted(bps int) { l.wanted.Store(int64(bps)) }
 
 // SetRTT records the connection's round-trip time (from ICE).
 func (l *Link) SetRTT(d time.Duration) { l.rtt.Store(int64(d)) }
@@ -394,6 +399,7 @@ func (l *Link) tick(now time.Time) time.Duration {
 	if to := l.est.NextTimeout(); !to.IsZero() && !now.Before(to) {
 		l.est.HandleTimeout(now)
 	}
+	l.est.SetWanted(int(l.wanted.Load()))
 	rate, ok := l.est.ProbeWanted(now, int(l.desired.Load()))
 	l.publishLocked()
 	if !ok {

@@ -82,6 +82,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	applyRED(m, useRED(budget))
 	out := bw.alloc.Allocate(now, budget, audio, sources)
 	link.SetDesired(probeTarget(bw.alloc.Desired(), audio, sources, out, bw.alloc.Config().UpMargin))
+	link.SetWanted(bw.alloc.Desired())
 
 	bw.allocated = audio
 	suspended := lr.suspended[:0]

@@ -25,6 +25,7 @@ type driver struct {
 	fb       Feedback
 	credit   float64
 	pad      float64
+	others   time.Duration // queueing delay others' flows add to every arrival
 }
 
 type flight struct {
@@ -44,7 +45,7 @@ func (d *driver) send(size int, probe bool) {
 	if d.lose == nil || !d.lose(d.sent) {
 		start := max(d.now, d.busy)
 		d.busy = start + time.Duration(float64(size*8)/d.capacity*float64(time.Second))
-		f.arrival, f.received = d.busy+20*ms1, true
+		f.arrival, f.received = d.busy+20*ms1+d.others, true
 	} else {
 		f.arrival = d.now + 20*ms1
 	}

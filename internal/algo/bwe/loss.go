@@ -75,7 +75,16 @@ func (e *Estimator) onLoss(t time.Duration, f float64) {
 		if !e.lossCutOnce || t-e.lastLossCut >= e.rtt+300*time.Millisecond {
 			before := float64(e.estimate)
 			cut := math.Min(e.target, before) * (1 - f/2)
-			if r, ok := e.pathRate(); ok {
+			if e.compete.on {
+				// Heavy loss in a queue others keep full: many flows
+				// share it. Take what a TCP flow takes at this loss and
+				// round trip, at once: cut by half the loss per window,
+				// from the share held against one flow, the stage froze
+				// on 360p through 10 s of 10–40 % loss (browser test,
+				// ten CUBIC flows). What the path delivers of ours is no
+				// floor here: it delivers it with that loss.
+				cut = math.Min(cut, tcpFriendlyRate(f, e.rtt))
+			} else if r, ok := e.pathRate(); ok {
 				// Never below β × what the path delivers: sending that
 				// much loses nothing to congestion.
 				cut = math.Max(cut, math.Min(e.cfg.Beta*r, e.target))
@@ -107,4 +116,15 @@ func (e *Estimator) updateTarget(t time.Duration) {
 		v = math.Min(v, float64(e.remb))
 	}
 	e.estimate = e.clamp(v)
+}
+
+// tcpFriendlyBits is the packet size of the TCP-friendly rate: a full video
+// packet.
+const tcpFriendlyBits = 1200 * 8
+
+// tcpFriendlyRate is the rate of a TCP flow seeing loss fraction f at round
+// trip rtt (RFC 5348's simple form: s × √(3/2) / (R × √p)), in bits/s.
+func tcpFriendlyRate(f float64, rtt time.Duration) float64 {
+	r := max(rtt, 10*time.Millisecond).Seconds()
+	return tcpFriendlyBits * math.Sqrt(1.5) / (r * math.Sqrt(max(f, 1e-6)))
 }

@@ -387,6 +387,7 @@ func (r *runner) pace(t time.Duration) {
 }
 
 func (r *runner) probe(t time.Duration) {
+	r.est.SetWanted(r.al.Desired())
 	if r.sc.NoProbe {
 		return
 	}
