@@ -70,6 +70,8 @@ type DownTrack struct {
 	rtxBuf        []byte                         // a stored packet being resent
 	rtxOut        []byte                         // its RTX payload
 	sent          *sentLog                       // video: what was sent, for NACKs
+	resyncDue     int64                          // unix nanos: give up resyncSegment then (resyncLocked); 0: none
+	resyncSegment uint64                         // the segment a held resync is for
 	writeRTCP     func([]rtcp.Packet) error      // the receiver connection's, for sender reports
 	sr            srScratch                      // the sender report relayed, reused
 	sentPackets   uint32
@@ -407,6 +409,11 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 		err := d.sendLocked(payload, false, batch)
 		d.countSentLocked(len(payload), err)
 		return err == nil, nil
+	}
+	if d.resyncDue != 0 && p.Keyframe {
+		d.resyncDue = 0 // the receiver decodes again from here
+	} else if d.resyncDue != 0 && p.Arrival.UnixNano() >= d.resyncDue {
+		d.heldResyncLocked()
 	}
 	out, forward := d.proj.Project(p.Arrival, p.Encoding, &p.Header, &p.VP8, p.Keyframe)
 	d.updateAcceptsLocked()

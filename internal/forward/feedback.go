@@ -206,16 +206,41 @@ func repairAge(rtt time.Duration) time.Duration {
 // keyframe asked for the next: 43 keyframes in 20 s and no frame decoded.
 const resyncHold = 2 * time.Second
 
-// resyncLocked gives up the segment being forwarded, unless it is younger
-// than resyncHold: nothing more of it goes out (the receiver could not decode
-// it, and it would queue before the keyframe), and the next packet of the
-// wanted encoding asks for a keyframe (UpTrack.RequestKeyframe).
+// resyncLocked gives up the segment being forwarded: nothing more of it goes
+// out (the receiver could not decode it, and it would queue before the
+// keyframe), and the next packet of the wanted encoding asks for a keyframe
+// (UpTrack.RequestKeyframe). A segment younger than resyncHold is given up
+// when it reaches that age, at the next packet forwarded (heldResyncLocked),
+// unless a new one started: Chromium stops NACKing a packet after about ten
+// tries, so a resync that waited for the next NACK never came, and the
+// receiver stayed frozen until its own request after 3 s (ten CUBIC flows:
+// stalls of 3.2 s at the lowest layer).
 func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
-	cur := d.proj.Current()
-	if cur < 0 || now.UnixNano()-d.sent.segmentAt < int64(max(resyncHold, 4*rtt)) {
+	if d.proj.Current() < 0 {
 		return
 	}
-	d.proj.EncodingStopped(cur)
+	if due := d.sent.segmentAt + int64(max(resyncHold, 4*rtt)); now.UnixNano() < due {
+		if d.resyncDue == 0 || d.resyncSegment != d.sent.segment {
+			d.resyncDue, d.resyncSegment = due, d.sent.segment
+		}
+		return
+	}
+	d.resyncDue = 0
+	d.stopSegmentLocked(l)
+}
+
+// heldResyncLocked applies a resync held back by resyncHold, if its segment
+// is still the one being forwarded.
+func (d *DownTrack) heldResyncLocked() {
+	d.resyncDue = 0
+	if d.resyncSegment != d.sent.segment || d.proj.Current() < 0 {
+		return
+	}
+	d.stopSegmentLocked(d.link.Load())
+}
+
+func (d *DownTrack) stopSegmentLocked(l *Link) {
+	d.proj.EncodingStopped(d.proj.Current())
 	d.updateAcceptsLocked()
 	if l != nil {
 		l.stats.resyncs.Add(1)

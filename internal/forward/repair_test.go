@@ -125,19 +125,13 @@ func TestRefusedAnswerLeavesTheNextNACKAnswerable(t *testing.T) {
 // (here: older than the window) stops the segment and asks the source for a
 // keyframe at once, rather than leaving the receiver frozen until its own
 // request (Chromium's after 3 s). Enhancement-layer packets and packets of an
-// earlier segment do not, nor a loss within resyncHold of the segment's
-// keyframe (which is still on its way and being repaired).
+// earlier segment do not.
 func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
 	r := newRepairRig(t, 10*time.Millisecond) // window: 300 ms
 	r.frame(0, true)                          // 1, at t0
 	r.frame(0, false)                         // 2
 	r.frame(2, false)                         // 3
 	r.frame(0, false)                         // 4
-	r.nack(time.Second, 2)
-	r.now = t0.Add(time.Second)
-	if !r.frame(0, false) || r.kf.count() != 0 {
-		t.Fatal("the segment was given up within resyncHold of its keyframe")
-	}
 	r.now = t0.Add(3 * time.Second)
 	r.nack(3*time.Second, 3)
 	if !r.frame(0, false) || r.kf.count() != 0 {
@@ -161,6 +155,42 @@ func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
 	}
 	if s := r.l.Stats(); s.Resyncs != 1 || s.Retransmits != 0 {
 		t.Errorf("resyncs %d retransmits %d, want 1 and 0", s.Resyncs, s.Retransmits)
+	}
+}
+
+// A base-layer loss within resyncHold of the segment's keyframe (which may
+// still be on its way and being repaired) is given up when the hold ends, at
+// the next packet forwarded, with no further NACK: Chromium stops NACKing
+// after about ten tries and would stay frozen until its own request after
+// 3 s. A keyframe forwarded before then cancels it.
+func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
+	r := newRepairRig(t, 10*time.Millisecond) // window: 300 ms
+	r.frame(0, true)                          // 1, at t0
+	r.frame(0, false)                         // 2
+	r.nack(time.Second, 2)
+	for _, at := range []time.Duration{time.Second, 1900 * time.Millisecond} {
+		r.now = t0.Add(at)
+		if !r.frame(0, false) || r.kf.count() != 0 {
+			t.Fatalf("the segment was given up %v after its keyframe, within resyncHold", at)
+		}
+	}
+	r.now = t0.Add(resyncHold + 100*time.Millisecond)
+	if r.frame(0, false) || r.kf.count() != 1 {
+		t.Fatalf("still forwarding after the hold ended (keyframe requests: %d), want the segment given up", r.kf.count())
+	}
+	if s := r.l.Stats(); s.Resyncs != 1 {
+		t.Errorf("resyncs %d, want 1", s.Resyncs)
+	}
+
+	c := newRepairRig(t, 10*time.Millisecond)
+	c.frame(0, true)
+	c.frame(0, false) // 2
+	c.nack(time.Second, 2)
+	c.now = t0.Add(1500 * time.Millisecond)
+	c.frame(0, true) // the source's own keyframe
+	c.now = t0.Add(resyncHold + 100*time.Millisecond)
+	if !c.frame(0, false) || c.kf.count() != 0 || c.l.Stats().Resyncs != 0 {
+		t.Fatalf("a keyframe forwarded within the hold did not cancel the held resync (keyframe requests: %d)", c.kf.count())
 	}
 }
 
