@@ -65,6 +65,7 @@ type Link struct {
 	rtt       atomic.Int64 // ICE round trip, nanoseconds; 0: unknown
 	fbRTT     atomic.Int64 // round trip from transport-wide feedback, nanoseconds; 0: unknown
 	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
+	competing atomic.Bool  // bwe.Estimator.Competing
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
 	out       *wire.Batch // Run's: probe padding
@@ -110,7 +111,13 @@ func (l *Link) publishLocked() {
 	l.delivered.Store(int64(l.est.Delivered()))
 	l.fbRTT.Store(int64(l.est.RTT()))
 	l.queue.Store(int64(l.est.QueueDelay()))
+	l.competing.Store(l.est.Competing())
 }
+
+// Competing reports that the estimator holds its share beside flows that do
+// not back off (bwe.Estimator.Competing): their losses hit this receiver's
+// media too.
+func (l *Link) Competing() bool { return l.competing.Load() }
 
 // Estimate is the current send-side bandwidth estimate in bits per second.
 func (l *Link) Estimate() int { return int(l.estimate.Load()) }

@@ -79,7 +79,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	// again (down to its minimum) although the rate we send cannot fall, and
 	// following it would suspend video the link carries (measured on 128 kb/s).
 	budget := max(link.Estimate(), link.Delivered())
-	applyRED(m, useRED(budget))
+	applyRED(m, useRED(budget, link.Competing()))
 	out := bw.alloc.Allocate(now, budget, audio, sources)
 	link.SetDesired(probeTarget(bw.alloc.Desired(), audio, sources, out, bw.alloc.Config().UpMargin))
 	link.SetWanted(bw.alloc.Desired())

@@ -389,6 +389,10 @@ func (e *Estimator) clamp(v float64) int {
 	return int(v)
 }
 
+// Competing reports competitive mode (compete.go): the queue is kept full by
+// flows that do not back off, and their losses hit our media too.
+func (e *Estimator) Competing() bool { return e.compete.on }
+
 // SetWanted tells the estimator what the receiver's media would take with no
 // bandwidth limit (alloc.Allocator.Desired: 0 when nothing is held back). In
 // competitive mode the estimate grows past what we send only towards it.
