@@ -45,6 +45,7 @@ type bandwidthState struct {
 	suspended []string                    // last told to the client
 	told      bool
 	nextStats time.Time
+	stats     signal.Stats // last sent; its Videos map is reused
 }
 
 func newBandwidthState() bandwidthState {
@@ -135,7 +136,11 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	}
 	if !now.Before(bw.nextStats) {
 		bw.nextStats = now.Add(statsInterval)
-		m.m.Send(signal.TypeStats, m.downlinkStats(link))
+		if bw.stats.Videos == nil {
+			bw.stats.Videos = map[string]signal.VideoStats{}
+		}
+		bw.stats = m.downlinkStats(link, bw.stats.Videos)
+		m.m.Send(signal.TypeStats, &bw.stats) // encoded before Send returns
 	}
 	return true
 }
@@ -163,9 +168,11 @@ func probeTarget(desired, audio int, sources []alloc.Source, out []alloc.Allocat
 	return max(desired, audio+int(float64(allocated+headroom)*(1+upMargin)))
 }
 
-// downlinkStats is what the client is told of its downlink.
-func (m *member) downlinkStats(link *forward.Link) signal.Stats {
-	st := signal.Stats{Estimate: link.Estimate(), Allocated: m.bw.allocated, Switches: m.bw.switches, Videos: map[string]signal.VideoStats{}}
+// downlinkStats is what the client is told of its downlink, its videos in
+// videos (cleared first).
+func (m *member) downlinkStats(link *forward.Link, videos map[string]signal.VideoStats) signal.Stats {
+	clear(videos)
+	st := signal.Stats{Estimate: link.Estimate(), Allocated: m.bw.allocated, Switches: m.bw.switches, Videos: videos}
 	for id, a := range m.bw.last {
 		enc := a.Encoding
 		if a.Suspended {

@@ -1,6 +1,7 @@
 package room
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,48 @@ func TestLayerRoundDoesNotAllocate(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Errorf("a layer round allocates %v times, want 0", allocs)
+	}
+}
+
+// TestStatsSentWithOnlyTheirFrames: the downlink stats every receiver gets
+// each second cost one allocation each, the frame the session queues (the
+// room reuses its stats, signal encodes them without reflection).
+func TestStatsSentWithOnlyTheirFrames(t *testing.T) {
+	f := newFixture(t, Settings{LastN: -1, VideoPausing: true})
+	f.join("viewer", false) // no congestion control, no stats; makes f.room
+	ids := []string{"a", "b", "c"}
+	for _, id := range ids {
+		m := f.joinLinked(id, bwe.DefaultConfig())
+		f.room.DeclareEncodings(m, []string{"q", "h", "f"})
+		for _, rid := range []string{"q", "h", "f"} {
+			f.room.Publish(m, encodingUp(id, rid, nil))
+		}
+	}
+	f.room.settle()
+	for _, id := range ids {
+		f.members[id].mu.Lock()
+		f.members[id].frames = true
+		f.members[id].mu.Unlock()
+	}
+	now := time.Now().Add(layerOffDelay + time.Second)
+	var allocs float64
+	f.room.do(func(s *state) {
+		s.maintainLayers(now) // warm up
+		allocs = testing.AllocsPerRun(50, func() {
+			now = now.Add(statsInterval)
+			s.maintainLayers(now)
+		})
+	})
+	for _, id := range ids {
+		m := f.members[id]
+		m.mu.Lock()
+		frame := string(m.frame)
+		m.mu.Unlock()
+		if !strings.HasPrefix(frame, `{"type":"stats","estimate":`) || strings.Count(frame, `"encoding":`) != len(ids)-1 {
+			t.Fatalf("%s's last frame %s, want its stats on %d videos", id, frame, len(ids)-1)
+		}
+	}
+	if want := float64(len(ids)); allocs != want {
+		t.Errorf("a second's stats allocate %v times, want %v (the frames)", allocs, want)
 	}
 }

@@ -18,7 +18,8 @@ import (
 // at once: the room loop never waits for a session.
 type Member interface {
 	ID() string
-	// Send queues a signaling message to the client.
+	// Send queues a signaling message to the client. body is the caller's
+	// again once Send returns (the room reuses the stats it sends).
 	Send(typ string, body any)
 	// AddDownTrack and RemoveDownTrack change what the client receives.
 	AddDownTrack(d *forward.DownTrack)

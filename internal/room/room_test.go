@@ -23,6 +23,10 @@ type fakeMember struct {
 	replaced bool
 	rtt      time.Duration
 	link     *forward.Link // nil: no congestion control
+	// frames: Send keeps the last frame signal.Encode makes, as a session
+	// sends it, instead of the message (allocation tests).
+	frames bool
+	frame  []byte
 }
 
 func newFake(id string) *fakeMember {
@@ -31,6 +35,13 @@ func newFake(id string) *fakeMember {
 
 func (f *fakeMember) ID() string { return f.id }
 func (f *fakeMember) Send(typ string, body any) {
+	if f.frames {
+		frame, _ := signal.Encode(typ, body)
+		f.mu.Lock()
+		f.frame = frame
+		f.mu.Unlock()
+		return
+	}
 	b, _ := json.Marshal(body)
 	f.mu.Lock()
 	f.msgs = append(f.msgs, typ+" "+string(b))

@@ -337,7 +337,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 			ls := l.Stats()
 			linkStats = &ls
 			e := ls.Estimator
-			p.Downlink = &DownlinkStats{Stats: m.downlinkStats(l), DelayBased: e.DelayBased, LossBased: e.LossBased,
+			p.Downlink = &DownlinkStats{Stats: m.downlinkStats(l, map[string]signal.VideoStats{}), DelayBased: e.DelayBased, LossBased: e.LossBased,
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
 				ProbeWins: e.ProbeWins, Overuses: e.Overuses, Usage: e.Usage.String(),
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,

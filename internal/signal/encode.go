@@ -12,6 +12,13 @@ func Encode(typ string, body any) ([]byte, error) {
 	if p, ok := body.(Prepared); ok && p.typ == typ {
 		return p.frame, nil
 	}
+	if a, ok := body.(fieldsAppender); ok && plainJSON(typ) {
+		out := append(make([]byte, 0, a.sizeHint()), `{"type":"`...)
+		out = append(append(out, typ...), `",`...)
+		if out, ok := a.appendFields(out); ok {
+			return append(out, '}'), nil
+		}
+	}
 	fields, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
