@@ -187,12 +187,21 @@ func TestCompetitiveModeHoldsOnLoss(t *testing.T) {
 	if got := run(1.9e6, 0.05, 0.05, 0.05); got < 1.89e6 || got > 1.91e6 {
 		t.Errorf("three 5 %% loss windows sending 1.9 Mb/s: target %.0f, want held at the 1.9 Mb/s acknowledged", got)
 	}
-	// Above LossHigh many flows share the queue: the cut goes at once to what
-	// a TCP flow takes at that loss and round trip, with no floor at what
-	// the path delivers of ours.
+	if got := run(1.9e6, 0.20); got > 1.81e6 || got < 1.5e6 {
+		t.Errorf("one 20 %% loss window: target %.0f, want the loss cut, 1 − 0.2/2 of 2 Mb/s", got)
+	}
+	// Above LossHigh window after window many flows share the queue: the
+	// cut goes to what a TCP flow takes at that loss and round trip, with
+	// no floor at what the path delivers of ours.
 	want := tcpFriendlyRate(0.20, defaultRTT)
-	if got := run(1.9e6, 0.20); got > want*1.01 || got < want*0.99 {
-		t.Errorf("20 %% loss: target %.0f, want the TCP-friendly %.0f", got, want)
+	if got := run(1.9e6, 0.20, 0.20); got > want*1.01 || got < want*0.99 {
+		t.Errorf("two 20 %% loss windows: target %.0f, want the TCP-friendly %.0f", got, want)
+	}
+	if got := run(1.9e6, 0.6, 0.6, 0.6, 0.6); got != tcpFriendlyFloor {
+		t.Errorf("four 60 %% loss windows: target %.0f, want the floor %d (the lowest layer and the audio)", got, tcpFriendlyFloor)
+	}
+	if got := run(1.9e6, 0.20, 0.05, 0.20); got < 1.3e6 {
+		t.Errorf("20 %%, 5 %%, 20 %% loss windows: target %.0f, want two loss cuts, not the TCP-friendly rate", got)
 	}
 	if want > 600_000 || want < 100_000 {
 		t.Errorf("TCP-friendly rate at 20 %% loss and %v: %.0f, want the few hundred kb/s a TCP flow gets", defaultRTT, want)

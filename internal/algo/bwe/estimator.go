@@ -54,6 +54,7 @@ type Estimator struct {
 	lossFraction float64
 	lastLossCut  time.Duration
 	lossCutOnce  bool
+	heavyLoss    int // loss windows above LossHigh in a row
 	decreasedAt  time.Duration // last decrease (overuse or loss)
 	decreased    bool
 	ceiling      float64 // the estimate that decrease came down from
@@ -200,7 +201,7 @@ func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
 			// Back to delay mode: the losses counted were the others'
 			// overflow, which has drained; holding or cutting on them
 			// would slow the climb back (and stop probes).
-			e.lossState, e.loss = lossGrow, lossWindow{}
+			e.lossState, e.loss, e.heavyLoss = lossGrow, lossWindow{}, 0
 		}
 		if e.compete.cleared {
 			// A queue that stood for seconds has drained: the flows
@@ -208,7 +209,7 @@ func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
 			// them, the losses and the ceiling they left say nothing
 			// of the path now: probe at once, at full step.
 			e.compete.cleared = false
-			e.lossState, e.loss = lossGrow, lossWindow{}
+			e.lossState, e.loss, e.heavyLoss = lossGrow, lossWindow{}, 0
 			e.decreased = false
 			e.probe.clear(t)
 		}
