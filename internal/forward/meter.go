@@ -80,11 +80,14 @@ func (m *Meter) sampleStart(ssrc uint32, seq uint16) (wire time.Time, ok bool) {
 	return wire, true
 }
 
-// sample records one destination's send of a sampled packet.
-func (m *Meter) sample(wire, read time.Time) {
+// Sample records n destinations' sends of a sampled packet, now that the
+// batch carrying them reached the kernel (wire.Sampler).
+func (m *Meter) Sample(n int, wire, read time.Time) {
 	now := time.Now()
-	m.ForwardLatency.Record(now.Sub(read))
-	if !wire.IsZero() {
-		m.Latency.Record(now.Sub(wire))
+	for range n {
+		m.ForwardLatency.Record(now.Sub(read))
+		if !wire.IsZero() {
+			m.Latency.Record(now.Sub(wire))
+		}
 	}
 }

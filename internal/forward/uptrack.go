@@ -341,7 +341,12 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 			askKeyframe = ask
 		}
 	}
-	if out.Len() > 0 {
+	// A held batch (the socket reader's) waits for the rest of a video frame
+	// while its packets are already queued on the socket: each destination's
+	// packets of the frame then leave as one GSO train. Anything else leaves
+	// now, so audio and whole frames wait for no later input.
+	midFrame := out.Hold && u.p.Kind == webrtc.RTPCodecTypeVideo && !pkt.Header.Marker
+	if out.Len() > 0 && !midFrame {
 		out.Flush()
 	}
 	// Kept when some destination took it, sent or not: one whose send failed
@@ -351,11 +356,9 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 		u.keep(pkt)
 	}
 	// Sampled after the send system call: each destination's latency is when
-	// the batch carrying it was handed to the kernel (all at once here).
-	if timed {
-		for range sent {
-			u.p.Meter.sample(onWire, pkt.Arrival)
-		}
+	// the batch carrying it was handed to the kernel.
+	if timed && sent > 0 {
+		out.Sample(u.p.Meter, sent, onWire, pkt.Arrival)
 	}
 	if accepted > 0 {
 		u.tapped(pkt)
