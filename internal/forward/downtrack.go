@@ -411,12 +411,13 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 		d.countSentLocked(len(payload), err)
 		return err == nil, nil
 	}
-	if d.resyncDue != 0 && p.Keyframe {
-		d.resyncDue = 0 // the receiver decodes again from here
-	} else if d.resyncDue != 0 && p.Arrival.UnixNano() >= d.resyncDue {
+	if d.resyncDue != 0 && !p.Keyframe && p.Arrival.UnixNano() >= d.resyncDue {
 		d.heldResyncLocked()
 	}
 	out, forward := d.proj.Project(p.Arrival, p.Encoding, &p.Header, &p.VP8, p.Keyframe)
+	if forward && p.Keyframe {
+		d.resyncDue = 0 // the receiver decodes again from here
+	}
 	d.updateAcceptsLocked()
 	if !forward {
 		d.counters.DroppedLayer++
