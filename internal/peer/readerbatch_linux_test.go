@@ -1,3 +1,5 @@
+//go:build linux
+
 package peer
 
 import (
@@ -6,6 +8,9 @@ import (
 	"os"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/podium-sfu/podium/internal/wire"
 )
@@ -25,9 +30,16 @@ func TestReaderSendsItsBatchWhenTheSocketRunsDry(t *testing.T) {
 	sfu.out.Stats = &sent
 	pub := peerOutbound(t, ingressKeys())
 	to := sfu.LocalAddr().(*net.UDPAddr).AddrPort()
-	send := func(b []byte) {
+	send := func(b []byte) { // and wait until the kernel queued it
+		before := queuedBytes(t, sfu.UDPConn)
 		if _, err := peer.WriteToUDPAddrPort(b, to); err != nil {
 			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); queuedBytes(t, sfu.UDPConn) <= before; {
+			if time.Now().After(deadline) {
+				t.Fatal("the datagram never reached the socket")
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 	buf := make([]byte, 1500)
@@ -64,4 +76,25 @@ func TestReaderSendsItsBatchWhenTheSocketRunsDry(t *testing.T) {
 		t.Fatalf("read %v, want the deadline: nothing for pion was sent", err)
 	}
 	expect(5, 2)
+}
+
+// queuedBytes is what c's receive queue holds (SO_MEMINFO's receive
+// allocation: it grows with every datagram queued).
+func queuedBytes(t *testing.T, c *net.UDPConn) uint32 {
+	t.Helper()
+	var info [unix.SK_MEMINFO_VARS]uint32
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errno unix.Errno
+	_ = rc.Control(func(fd uintptr) {
+		size := uint32(unsafe.Sizeof(info))
+		_, _, errno = unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+			uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&size)), 0)
+	})
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	return info[unix.SK_MEMINFO_RMEM_ALLOC]
 }
