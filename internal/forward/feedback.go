@@ -209,17 +209,23 @@ const resyncHold = 2 * time.Second
 // resyncLocked gives up the segment being forwarded: nothing more of it goes
 // out (the receiver could not decode it, and it would queue before the
 // keyframe), and the next packet of the wanted encoding asks for a keyframe
-// (UpTrack.RequestKeyframe). A segment younger than resyncHold is given up
-// when it reaches that age, at the next packet forwarded (heldResyncLocked),
-// unless a new one started: Chromium stops NACKing a packet after about ten
-// tries, so a resync that waited for the next NACK never came, and the
-// receiver stayed frozen until its own request after 3 s (ten CUBIC flows:
-// stalls of 3.2 s at the lowest layer).
+// (UpTrack.RequestKeyframe). A segment younger than resyncHold is not given
+// up; while the link competes with flows that do not back off (Link.Competing)
+// it is when it reaches that age, at the next packet forwarded
+// (heldResyncLocked), unless a keyframe came: there Chromium stops NACKing a
+// packet the others' drops keep taking after about ten tries, so a resync that
+// waited for the next NACK never came, and the receiver stayed frozen until
+// its own request after 3 s (ten CUBIC flows: stalls of 3.2 s at the lowest
+// layer). Behind a cap the repair is only late, in our own queue: giving the
+// segment up there froze a 128 kb/s receiver for 1.4-1.6 s (0.2-0.8 s before).
 func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
 	if d.proj.Current() < 0 {
 		return
 	}
 	if due := d.sent.segmentAt + int64(max(resyncHold, 4*rtt)); now.UnixNano() < due {
+		if l == nil || !l.Competing() {
+			return
+		}
 		if d.resyncDue == 0 || d.resyncSegment != d.sent.segment {
 			d.resyncDue, d.resyncSegment = due, d.sent.segment
 		}

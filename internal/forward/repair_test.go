@@ -160,13 +160,25 @@ func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
 
 // A base-layer loss within resyncHold of the segment's keyframe (which may
 // still be on its way and being repaired) is given up when the hold ends, at
-// the next packet forwarded, with no further NACK: Chromium stops NACKing
-// after about ten tries and would stay frozen until its own request after
-// 3 s. A keyframe forwarded before then cancels it.
+// the next packet forwarded, with no further NACK, while the link competes
+// with flows that do not back off: Chromium stops NACKing after about ten
+// tries and would stay frozen until its own request after 3 s. A keyframe
+// forwarded before then cancels it. Behind a cap alone (no competition) the
+// late repair is waited for, as before.
 func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
+	alone := newRepairRig(t, 10*time.Millisecond)
+	alone.frame(0, true)
+	alone.frame(0, false) // 2
+	alone.nack(time.Second, 2)
+	alone.now = t0.Add(resyncHold + 100*time.Millisecond)
+	if !alone.frame(0, false) || alone.kf.count() != 0 {
+		t.Fatalf("not competing: the segment was given up when the hold ended (keyframe requests: %d)", alone.kf.count())
+	}
+
 	r := newRepairRig(t, 10*time.Millisecond) // window: 300 ms
-	r.frame(0, true)                          // 1, at t0
-	r.frame(0, false)                         // 2
+	r.l.competing.Store(true)
+	r.frame(0, true)  // 1, at t0
+	r.frame(0, false) // 2
 	r.nack(time.Second, 2)
 	for _, at := range []time.Duration{time.Second, 1900 * time.Millisecond} {
 		r.now = t0.Add(at)
@@ -183,6 +195,7 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 	}
 
 	c := newRepairRig(t, 10*time.Millisecond)
+	c.l.competing.Store(true)
 	c.frame(0, true)
 	c.frame(0, false) // 2
 	c.nack(time.Second, 2)
