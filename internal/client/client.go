@@ -100,6 +100,7 @@ type State struct {
 	Errors       []signal.Error
 	Speaker      string   // the dominant speaker last announced
 	Forwarded    []string // the video set last announced
+	Suspended    []string // the forwarded videos last announced stopped for lack of bandwidth
 	Paused       bool     // the SFU asked us to stop sending video
 	PauseCount   int
 	Bye          string
@@ -324,6 +325,7 @@ func (c *Client) Snapshot() State {
 	}
 	s.Errors = append([]signal.Error(nil), c.state.Errors...)
 	s.Forwarded = append([]string(nil), c.state.Forwarded...)
+	s.Suspended = append([]string(nil), c.state.Suspended...)
 	return s
 }
 
@@ -481,6 +483,10 @@ func (c *Client) handle(frame []byte) {
 		var m signal.Forwarded
 		_ = json.Unmarshal(frame, &m)
 		c.update(func(s *State) { s.Forwarded = m.IDs })
+	case signal.TypeSuspended:
+		var m signal.Suspended
+		_ = json.Unmarshal(frame, &m)
+		c.update(func(s *State) { s.Suspended = m.IDs })
 	case signal.TypePauseVideo, signal.TypeResumeVideo:
 		pause := head.Type == signal.TypePauseVideo
 		if c.media != nil {
