@@ -39,7 +39,9 @@ func (w *lossWindow) add(now time.Duration, expected, lost int, cfg *Config) (fl
 
 // onLoss applies a closed loss window: cut above LossHigh (at most once per
 // RTT + 300 ms) by half the loss fraction, but not below β × the path's
-// delivery rate; hold between LossLow and LossHigh; grow below.
+// delivery rate (in competitive mode, from the second such window in a row,
+// to the TCP-friendly rate instead); hold between LossLow and LossHigh; grow
+// below. Competitive mode holds its share between the two (below).
 func (e *Estimator) onLoss(t time.Duration, f float64) {
 	e.lossFraction = f
 	if f <= e.cfg.LossHigh {
@@ -81,15 +83,15 @@ func (e *Estimator) onLoss(t time.Duration, f float64) {
 			cut := math.Min(e.target, before) * (1 - f/2)
 			if e.compete.on && e.heavyLoss >= 2 {
 				// Heavy loss, window after window, in a queue others
-				// keep full: many flows share it. Take what a TCP flow
-				// takes at this loss and round trip: cut by half the
-				// loss per window, from the share held against one
+				// keep full: many flows share it. Go to what a TCP flow
+				// gets at this loss and round trip. With the halving cut
+				// alone, once per window from the share held against one
 				// flow, the stage froze on 360p through 10 s of 10–40 %
 				// loss (browser test, ten CUBIC flows). What the path
-				// delivers of ours is no floor here: it delivers it with
-				// that loss. One such window alone is a single flow's
-				// overflow burst: cutting to this rate on it took the
-				// simulation's one-flow share from 1.44 to 1.09 Mb/s.
+				// delivers of ours is no floor here: it delivers it at
+				// that loss. A single such window is one flow's overflow
+				// burst: cutting on it took the simulation's one-flow
+				// share from 1.44 to 1.09 Mb/s.
 				cut = math.Max(math.Min(cut, tcpFriendlyRate(f, e.rtt)), math.Min(tcpFriendlyFloor, e.target))
 			} else if r, ok := e.pathRate(); ok {
 				// Never below β × what the path delivers: sending that
