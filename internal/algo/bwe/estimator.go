@@ -54,7 +54,7 @@ type Estimator struct {
 	lossFraction float64
 	lastLossCut  time.Duration
 	lossCutOnce  bool
-	heavyLoss    int // loss windows above LossHigh in a row
+	heavyLoss    int           // loss windows above LossHigh in a row
 	decreasedAt  time.Duration // last decrease (overuse or loss)
 	decreased    bool
 	ceiling      float64 // the estimate that decrease came down from
