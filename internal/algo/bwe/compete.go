@@ -25,11 +25,13 @@ import (
 // In competitive mode the delay signals (trend overuse, standing queue) are
 // ignored and the estimate holds its share on loss instead, like the flows it
 // shares the queue with: it grows (multiplicatively, 8 % per second, as far
-// from convergence, and beyond the application-limited cap, so that the
-// allocator can take back the layers the delay mode gave up) while the loss
-// fraction stays below LossLow; each loss window between LossLow and LossHigh
-// cuts it by β but not below the media the path delivers to us, the share we
-// hold (loss.go); above LossHigh the usual loss cut applies. It returns to delay mode when the
+// from convergence, and beyond the application-limited cap towards what the
+// held-back layers would take, SetWanted, so that the allocator can take back
+// the layers the delay mode gave up) while the loss fraction stays below
+// LossLow; each loss window between LossLow and LossHigh cuts it by β but not
+// below the media the path delivers to us, the share we hold (loss.go); above
+// LossHigh the usual loss cut applies, and from the second such window in a
+// row the TCP-friendly rate (many flows). It returns to delay mode when the
 // queue drains: its least value over the last competeDrainSlot falls below
 // competeDrained, because the other flows stopped or because our own loss
 // cut emptied a queue we alone were filling.
