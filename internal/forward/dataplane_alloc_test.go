@@ -30,7 +30,6 @@ type socketLoop struct {
 	sfuConn *net.UDPConn
 	sfuCtx  *srtp.Context
 	in      *wire.Inbound // the publish connection's taken streams
-	sock    *wire.Socket  // the SFU's
 	out     *wire.Batch   // the socket reader's
 	up      *UpTrack
 	ends    []*receiverEnd
@@ -59,7 +58,6 @@ func newSocketLoop(tb testing.TB, n int, profile srtp.ProtectionProfile) *socket
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l.sock = sock
 	l.up = newVideoUp(tb, &keyframeRequests{})
 	l.in.SetContext(l.sfuCtx)
 	l.in.Take(srcVideoSSRC, l.up.Receive)
@@ -84,14 +82,6 @@ func newSocketLoop(tb testing.TB, n int, profile srtp.ProtectionProfile) *socket
 
 // step sends, forwards and receives one packet.
 func (l *socketLoop) step(tb testing.TB) {
-	l.handleNext(tb)
-	for _, e := range l.ends {
-		e.read(tb)
-	}
-}
-
-// handleNext sends the next packet and has the SFU read and forward it.
-func (l *socketLoop) handleNext(tb testing.TB) {
 	l.seq++
 	l.ts += 3000
 	l.plain[2], l.plain[3] = byte(l.seq>>8), byte(l.seq)
@@ -113,6 +103,9 @@ func (l *socketLoop) handleNext(tb testing.TB) {
 		tb.Fatalf("the taken stream's packet was not opened: %d", st)
 	}
 	handle(time.Now(), plain, l.out)
+	for _, e := range l.ends {
+		e.read(tb)
+	}
 }
 
 func TestSocketToSocketPathDoesNotAllocate(t *testing.T) {

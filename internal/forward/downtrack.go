@@ -17,9 +17,8 @@ import (
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
-// cacheSlots is the most per-destination retransmission history (what was
-// sent and how it was rewritten; the packets are kept once per source, see
-// sentLog).
+// cacheSlots is the per-destination retransmission history (what was sent and
+// how it was rewritten; the packets are kept once per source, see sentLog).
 const cacheSlots = storeSlots
 
 var errNoCodec = errors.New("receiver does not support the codec")
@@ -116,7 +115,7 @@ func NewDownTrack(up *UpTrack, receiver string) *DownTrack {
 		d.proj = rewrite.NewProjector()
 		d.ups[up.Encoding()] = up
 		d.layer = up.Encoding()
-		d.sent = newSentLog(sentMinEntries)
+		d.sent = newSentLog(cacheSlots)
 		d.out = make([]byte, packetcache.DefaultSlotSize)
 		d.rtxBuf = make([]byte, 0, packetcache.DefaultSlotSize)
 		d.rtxOut = make([]byte, packetcache.DefaultSlotSize+2)

@@ -252,4 +252,9 @@ func (v *video) next(payload []byte, marker bool) []byte {
 }
 
 // testOut is the UpTrack's own batch, as Run uses it.
-func (u *UpTrack) testOut() *wire.Batch { return u.runBatch() }
+func (u *UpTrack) testOut() *wire.Batch {
+	if u.out == nil {
+		u.out = u.newBatch()
+	}
+	return u.out
+}

@@ -80,14 +80,11 @@ func (m *Meter) sampleStart(ssrc uint32, seq uint16) (wire time.Time, ok bool) {
 	return wire, true
 }
 
-// Sample records n destinations' sends of a sampled packet, now that the
-// batch carrying them reached the kernel (wire.Sampler).
-func (m *Meter) Sample(n int, wire, read time.Time) {
+// sample records one destination's send of a sampled packet.
+func (m *Meter) sample(wire, read time.Time) {
 	now := time.Now()
-	for range n {
-		m.ForwardLatency.Record(now.Sub(read))
-		if !wire.IsZero() {
-			m.Latency.Record(now.Sub(wire))
-		}
+	m.ForwardLatency.Record(now.Sub(read))
+	if !wire.IsZero() {
+		m.Latency.Record(now.Sub(wire))
 	}
 }

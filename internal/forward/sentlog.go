@@ -40,26 +40,8 @@ func (e *sentEntry) resent() bool { return e.flags&sentResent != 0 }
 // logOrigin keeps extended sequence numbers away from 0 (empty) in both directions.
 const logOrigin = 1 << 32
 
-// A log starts at sentMinEntries and doubles, up to cacheSlots, while it
-// would overwrite an entry younger than storeHorizon: it covers what the
-// source's store does. A 360p stream (70 packets/s) needs 256 entries, not
-// 512: 56 logs of 32 KB were 1.8 MB of meeting-8's 18 MB live heap.
-const sentMinEntries = 128
-
 func newSentLog(capacity int) *sentLog {
 	return &sentLog{entries: make([]sentEntry, capacity), mask: uint64(capacity - 1)}
-}
-
-// grow doubles the log, keeping the entries within its window.
-func (l *sentLog) grow() {
-	g := make([]sentEntry, 2*len(l.entries))
-	mask := uint64(len(g) - 1)
-	for _, e := range l.entries {
-		if e.ext != 0 && e.ext+uint64(len(l.entries)) > l.highest {
-			g[e.ext&mask] = e
-		}
-	}
-	l.entries, l.mask = g, mask
 }
 
 func (l *sentLog) extend(seq uint16) uint64 {
@@ -73,10 +55,6 @@ func (l *sentLog) extend(seq uint16) uint64 {
 // (encoding, seq, ts), of the base temporal layer or not.
 func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, base bool, now time.Time) {
 	ext := l.extend(out.SequenceNumber)
-	t := now.UnixNano()
-	if e := &l.entries[ext&l.mask]; e.ext != 0 && ext-e.ext == uint64(len(l.entries)) && t-e.storedAt < int64(storeHorizon) && len(l.entries) < cacheSlots {
-		l.grow()
-	}
 	n := uint64(len(l.entries))
 	if l.highest != 0 && ext+n <= l.highest {
 		if ext+2*n > l.highest {
@@ -87,6 +65,7 @@ func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, b
 		ext = l.extend(out.SequenceNumber)
 	}
 	l.highest = max(l.highest, ext)
+	t := now.UnixNano()
 	if out.SwitchedTo >= 0 {
 		l.segment, l.segmentAt = ext, t
 	}

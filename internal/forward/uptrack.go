@@ -79,7 +79,6 @@ type UpTrack struct {
 	// in or out.
 	storeMu sync.Mutex
 	store   *packetcache.Cache
-	keptAt  time.Time // the newest packet kept; rx owns it
 
 	red *redHistory // audio: the RED payloads of the packet being forwarded; rx owns it
 }
@@ -202,29 +201,16 @@ func (u *UpTrack) RequestKeyframe(now time.Time) bool {
 // removed it).
 func (u *UpTrack) Run() {
 	buf := make([]byte, 1500)
+	if u.out == nil {
+		u.out = u.newBatch()
+	}
 	for {
 		n, err := u.p.Read(buf)
 		if err != nil {
 			return
 		}
-		u.Receive(time.Now(), buf[:n], u.runBatch())
+		u.Receive(time.Now(), buf[:n], u.out)
 	}
-}
-
-// runBatch is Run's send batch, sized by the fan-out: on the default data
-// plane Run forwards only a stream's first packets and the repaired ones, and
-// fanoutBatch slots (52 KB) an UpTrack were 1.7 MB of meeting-8's live heap.
-// It doubles, up to fanoutBatch, as destinations are added.
-func (u *UpTrack) runBatch() *wire.Batch {
-	want := min(fanoutBatch, len(*u.downs.Load()))
-	if u.out == nil || u.out.Free() < want && u.out.Len() == 0 {
-		n := 1
-		for n < want {
-			n <<= 1
-		}
-		u.out = u.newBatch(n)
-	}
-	return u.out
 }
 
 // Receive forwards one decrypted packet of the stream, which arrived at now,
@@ -241,8 +227,8 @@ func (u *UpTrack) Receive(now time.Time, raw []byte, out *wire.Batch) {
 	u.rx.Unlock()
 }
 
-func (u *UpTrack) newBatch(slots int) *wire.Batch {
-	b := wire.NewBatch(slots)
+func (u *UpTrack) newBatch() *wire.Batch {
+	b := wire.NewBatch(fanoutBatch)
 	if u.p.Meter != nil {
 		b.Stats = &u.p.Meter.Wire
 	}
@@ -282,7 +268,6 @@ func (u *UpTrack) parse(now time.Time, raw []byte, pkt *Packet, video bool) bool
 		// Nobody forwards this encoding: drop it before any codec work.
 		if !u.wanted() {
 			u.stats.DroppedUnwanted.Add(1)
-			u.dropIdleStore(now)
 			return false
 		}
 		if media.ParseVP8(pkt.Payload, &pkt.VP8) != nil {
@@ -341,12 +326,7 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 			askKeyframe = ask
 		}
 	}
-	// A held batch (the socket reader's) waits for the rest of a video frame
-	// while its packets are already queued on the socket: each destination's
-	// packets of the frame then leave as one GSO train. Anything else leaves
-	// now, so audio and whole frames wait for no later input.
-	midFrame := out.Hold && u.p.Kind == webrtc.RTPCodecTypeVideo && !pkt.Header.Marker
-	if out.Len() > 0 && !midFrame {
+	if out.Len() > 0 {
 		out.Flush()
 	}
 	// Kept when some destination took it, sent or not: one whose send failed
@@ -356,9 +336,11 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 		u.keep(pkt)
 	}
 	// Sampled after the send system call: each destination's latency is when
-	// the batch carrying it was handed to the kernel.
-	if timed && sent > 0 {
-		out.Sample(u.p.Meter, sent, onWire, pkt.Arrival)
+	// the batch carrying it was handed to the kernel (all at once here).
+	if timed {
+		for range sent {
+			u.p.Meter.sample(onWire, pkt.Arrival)
+		}
 	}
 	if accepted > 0 {
 		u.tapped(pkt)
@@ -384,21 +366,6 @@ func (u *UpTrack) keep(pkt *Packet) {
 		u.store = u.store.Grow()
 	}
 	_ = u.store.Store(pkt.Header.SequenceNumber, pkt.Buf, pkt.Arrival)
-	u.storeMu.Unlock()
-	u.keptAt = pkt.Arrival
-}
-
-// dropIdleStore frees the store of an encoding nobody has been sent for
-// storeHorizon: no NACK is answered from it any more, and the encodings a
-// receiver passed through on its way up kept theirs for the stream's life
-// (1.6 MB of meeting-8's 18 MB live heap). A switch back makes a new one. rx
-// is held: keep, the only other writer of store, runs under it too.
-func (u *UpTrack) dropIdleStore(now time.Time) {
-	if u.store == nil || now.Sub(u.keptAt) < storeHorizon {
-		return
-	}
-	u.storeMu.Lock()
-	u.store = nil
 	u.storeMu.Unlock()
 }
 

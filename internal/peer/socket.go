@@ -66,8 +66,7 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 	n.sockets.Store(&sockets)
 	n.mu.Unlock()
 	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c),
-		ingress: n.ingress, sock: sock, out: wire.NewBatch(ingressBatch)}
-	conn.out.Hold = true
+		ingress: n.ingress, out: wire.NewBatch(ingressBatch)}
 	if local.IsLoopback() {
 		conn.siblings = n
 	}
@@ -112,16 +111,13 @@ type observingConn struct {
 	// no socket on the LAN address (media on 127.0.0.1 only) loopback serves it.
 	siblings *observingNet
 	oob      [rxOOBSize]byte
-	ingress  *ingress     // SRTCP the data plane takes (nil: none)
-	sock     *wire.Socket // this socket, for FlushIdle
-	out      *wire.Batch  // the reader's (held): fan-outs of and answers to what ingress took
+	ingress  *ingress    // SRTCP the data plane takes (nil: none)
+	out      *wire.Batch // the reader's: answers to what ingress took
 }
 
-// ingressBatch is the reader's send batch: the fan-out of a video frame whose
-// packets wait on the socket leaves together, each receiver's packets of one
-// size as one GSO train. 512 slots hold a 720p frame's 9 packets for 50
-// receivers (780 KB a socket).
-const ingressBatch = 512
+// ingressBatch is the answers (retransmissions) to one taken datagram sent in
+// one system call.
+const ingressBatch = 16
 
 // observe shows datagram b to the feedback with the time it reached the host
 // (the kernel's stamp when there is one), and to the latency stamps with the
@@ -143,9 +139,6 @@ func (c *observingConn) observe(b, oob []byte) time.Time {
 // data plane does not take (ingress).
 func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
 	for {
-		// What the taken datagrams made leaves once nothing more waits: the
-		// next read would block.
-		c.out.FlushIdle(c.sock)
 		n, addr, now, err := c.read(b)
 		if err != nil || n == 0 {
 			return n, addr, err
@@ -154,10 +147,10 @@ func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) 
 			continue
 		}
 		if c.ingress != nil && c.ingress.take(b[:n], addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
+			if c.out.Len() > 0 {
+				c.out.Flush()
+			}
 			continue
-		}
-		if c.out.Len() > 0 {
-			c.out.Flush() // before pion has the datagram, however long it takes
 		}
 		return n, addr, err
 	}

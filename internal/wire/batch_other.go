@@ -13,23 +13,18 @@ type sockaddr struct{}
 
 func makeSockaddr(netip.AddrPort) sockaddr { return sockaddr{} }
 
-func probeGSO(rawConn) bool { return false }
-
-// batchSys without sendmmsg or GSO: one write per datagram.
+// batchSys without sendmmsg: one write per datagram.
 type batchSys struct{}
 
 func (s *batchSys) init(*Batch, int) {}
 
-// queued: not known here, so a holding owner flushes after every datagram.
-func (s *batchSys) queued(*Socket) bool { return false }
-
-func (s *batchSys) send(b *Batch, run []int32) (sent, calls, trains int) {
-	for _, i := range run {
-		off := int(i) * SlotSize
+func (s *batchSys) send(b *Batch, start, end int) (sent, calls int) {
+	for i := start; i < end; i++ {
+		off := i * SlotSize
 		if _, err := b.dests[i].Sock.conn.WriteToUDPAddrPort(b.buf[off:off+b.lens[i]], b.dests[i].Addr); err == nil {
 			sent++
 		}
 		calls++
 	}
-	return sent, calls, 0
+	return sent, calls
 }

@@ -1,8 +1,7 @@
 // Package wire is the data plane's own socket layer, under the media path once
 // pion has finished a connection's handshake: SRTP contexts keyed from the DTLS
 // handshake (Keys), where a connection's media goes (Route, Dest), and batched
-// sends on the SFU's shared UDP sockets (Batch: sendmmsg on Linux, with a
-// destination's equal-size packets as one UDP GSO train).
+// sends on the SFU's shared UDP sockets (Batch: sendmmsg on Linux).
 //
 // Pion keeps ICE, DTLS, SDP, SCTP and RTCP; RTP the SFU forwards is protected
 // with this package's contexts and written to the socket by the goroutine that

@@ -11,7 +11,6 @@ import (
 type Socket struct {
 	conn *net.UDPConn
 	sys  rawConn
-	gso  atomic.Bool // the kernel takes UDP GSO trains on it (until one is refused)
 }
 
 // NewSocket wraps c for batched sends.
@@ -20,13 +19,8 @@ func NewSocket(c *net.UDPConn) (*Socket, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Socket{conn: c, sys: rc}
-	s.gso.Store(probeGSO(rc))
-	return s, nil
+	return &Socket{conn: c, sys: rc}, nil
 }
-
-// GSO reports whether Batch sends UDP GSO trains on the socket.
-func (s *Socket) GSO() bool { return s.gso.Load() }
 
 // LocalAddr is the address the socket is bound to.
 func (s *Socket) LocalAddr() netip.AddrPort {
@@ -39,14 +33,11 @@ type Dest struct {
 	Sock *Socket
 	Addr netip.AddrPort
 	sa   sockaddr // Addr for the system call
-	id   uint64   // unique, for Batch's grouping
 }
-
-var destIDs atomic.Uint64
 
 // NewDest builds a destination.
 func NewDest(s *Socket, addr netip.AddrPort) *Dest {
-	d := &Dest{Sock: s, Addr: netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()), id: destIDs.Add(1)}
+	d := &Dest{Sock: s, Addr: netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())}
 	d.sa = makeSockaddr(d.Addr)
 	return d
 }

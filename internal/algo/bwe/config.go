@@ -18,10 +18,9 @@ type Config struct {
 	// MinBitrate and MaxBitrate bound the estimate (bits per second).
 	MinBitrate, MaxBitrate int
 
-	// History is the most sent packets remembered for matching feedback; it
-	// is rounded up to a power of two. Feedback for a packet older than
-	// History packets is ignored. 4096 covers two seconds at 20 Mb/s. The
-	// history holds fewer while fewer were sent in two seconds (history).
+	// History is the number of sent packets remembered for matching feedback;
+	// it is rounded up to a power of two. Feedback for a packet older than
+	// History packets is ignored. 4096 covers two seconds at 20 Mb/s.
 	History int
 
 	// Beta is the multiplicative decrease on overuse: the estimate falls to

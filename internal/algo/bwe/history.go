@@ -14,45 +14,23 @@ type sent struct {
 	received bool
 }
 
-// history is a ring of the last sent packets indexed by sequence number. It
-// starts at historyMinSlots and doubles, up to its most, rather than forget a
-// packet sent less than historyHorizon ago or still waiting for its feedback:
-// a receiver's 800 packets/s need 2,048 slots, not Config.History's 4,096
-// (160 KB an estimator, one per receiver connection).
+// history is a ring of the last sent packets indexed by sequence number.
 type history struct {
 	slots []sent
 	mask  int64
 	last  int64 // unwrapped sequence of the newest packet; -1 before the first
-	most  int   // slots it may grow to
 }
-
-const (
-	historyMinSlots = 256
-	historyHorizon  = 2 * time.Second // what Config.History's 4,096 packets cover at 20 Mb/s
-)
 
 func newHistory(size int) history {
 	n := 64
 	for n < size {
 		n <<= 1
 	}
-	h := history{last: -1, most: n}
-	h.resize(min(n, historyMinSlots))
-	return h
-}
-
-// resize makes the ring n slots long, keeping the packets it holds.
-func (h *history) resize(n int) {
-	old := h.slots
-	h.slots, h.mask = make([]sent, n), int64(n-1)
+	h := history{slots: make([]sent, n), mask: int64(n - 1), last: -1}
 	for i := range h.slots {
 		h.slots[i].seq = -1
 	}
-	for _, s := range old {
-		if s.seq >= 0 {
-			h.slots[s.seq&h.mask] = s
-		}
-	}
+	return h
 }
 
 // newest returns the unwrapped sequence of the newest packet.
@@ -70,27 +48,18 @@ func (h *history) slot(ext int64) *sent {
 	return s
 }
 
-// add records a sent packet and returns its slot (the caller sets its send
-// time: a packet's age here is from the newest packet's send).
+// add records a sent packet and returns its slot.
 func (h *history) add(seq uint16) *sent {
 	var ext int64
-	var newest time.Duration
 	if h.last < 0 {
 		ext = 1<<16 + int64(seq) // room below for late feedback arithmetic
 	} else {
 		ext = h.last + int64(int16(seq-uint16(h.last)))
-		if s := h.slot(h.last); s != nil {
-			newest = s.at
-		}
 	}
 	if ext > h.last {
 		h.last = ext
 	}
 	s := &h.slots[ext&h.mask]
-	if s.seq >= 0 && s.seq < ext && (!s.reported || newest-s.at < historyHorizon) && len(h.slots) < h.most {
-		h.resize(2 * len(h.slots))
-		s = &h.slots[ext&h.mask]
-	}
 	*s = sent{seq: ext}
 	return s
 }

@@ -36,42 +36,6 @@ func TestHistoryWrap(t *testing.T) {
 	}
 }
 
-// The history holds what was sent in the last historyHorizon, and what
-// still waits for its feedback, in as few slots as that takes: 256 at 100
-// packets/s, 2,048 at 800 (a meeting-8 receiver), Config.History's 4,096 at
-// 3,000, or when no feedback comes. Every packet of the horizon is found.
-func TestHistorySizedByRate(t *testing.T) {
-	for _, c := range []struct {
-		perSecond int
-		feedback  bool
-		want      int
-	}{{100, true, 256}, {800, true, 2048}, {3000, true, 4096}, {500, false, 4096}} {
-		e := New(DefaultConfig())
-		every := time.Second / time.Duration(c.perSecond)
-		now := time.Unix(0, 0)
-		n := 10 * c.perSecond
-		for i := range n {
-			now = now.Add(every)
-			e.OnSent(now, uint16(i), 1000, false)
-			if c.feedback && i%10 == 9 { // a report every tenth packet, as a receiver sends them
-				fb := Feedback{BaseSeq: uint16(i - 9), Packets: make([]Packet, 10)}
-				for k := range fb.Packets {
-					fb.Packets[k] = Packet{Arrival: time.Duration(i-9+k) * every, Received: true}
-				}
-				e.OnFeedback(now, fb)
-			}
-		}
-		if got := len(e.hist.slots); got != c.want {
-			t.Errorf("%d packets/s, feedback %v: %d slots, want %d", c.perSecond, c.feedback, got, c.want)
-		}
-		for i := n - min(c.want, 2*c.perSecond); i < n; i++ {
-			if s := e.hist.get(uint16(i)); s == nil || s.at != e.since(now.Add(-time.Duration(n-1-i)*every)) {
-				t.Fatalf("%d packets/s: packet %d of the last 2 s not found", c.perSecond, i)
-			}
-		}
-	}
-}
-
 func TestMeter(t *testing.T) {
 	var m meter
 	// 1 Mb/s: 1250 bytes every 10 ms for 2 s.
