@@ -87,7 +87,9 @@ func startServerBehindRelay(t *testing.T, l *Link, up, down netem.Config) (*serv
 //   - 300 ms with 2 % random loss on the downlink: at least 25 fps decoded over
 //     30 s, and no NACK storm: the SFU's retransmissions (admin API, downlink
 //     "retransmits") at most 1.5 times the packets the relay lost (audio and
-//     RTCP included in the latter).
+//     RTCP included in the latter). The SFU asks the receiver for a playout
+//     delay of at least the round trip there (algo/playout), and for none on
+//     the paths without loss.
 //
 // The receiver's ICE RTT as the server measures it shows the relay and its
 // delay are on the path. The sender's camera is patternCamera's red 1280x720
@@ -132,9 +134,9 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 			time.Sleep(ph.settle)
 		}
 		from := time.Now()
-		relayBefore, sfuBefore := relay.Stats(), r.sfuRetransmits()
+		relayBefore, sfuBefore := relay.Stats(), r.sfuDownlink()
 		time.Sleep(ph.span)
-		relayAfter, sfuAfter := relay.Stats(), r.sfuRetransmits()
+		relayAfter, sfuAfter := relay.Stats(), r.sfuDownlink()
 		ss := r.s.Samples()
 		w := ss.Window(from, time.Time{})
 		onTop := 0
@@ -148,14 +150,14 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 		fps := ss.MeanFPS(from, time.Time{})
 		rtt := r.receiverRTT()
 		lost := relayAfter.Down.Lost - relayBefore.Down.Lost
-		resent := sfuAfter - sfuBefore
+		resent := sfuAfter.Retransmits - sfuBefore.Retransmits
 		t.Logf("%s: %s; relay %+v", ph.name, ss.Summary(from, time.Time{}), relayAfter)
 		r.report(ph.name, "share_on_top", fmt.Sprintf("%.0f%%", 100*share), "sfu_switches_per_minute",
 			fmt.Sprintf("%.1f", float64(switches)*float64(time.Minute)/float64(ph.span)),
 			"decoded_height_changes", ss.HeightChanges(from, time.Time{}), "mean_fps", fmt.Sprintf("%.1f", fps),
 			"longest_freeze", secs(ss.LongestFreeze(from, time.Time{})),
 			"received_kbps", fmt.Sprintf("%.0f", ss.Bitrate(from, time.Time{})), "ice_rtt_ms", fmt.Sprintf("%.0f", rtt),
-			"relay_lost_down", lost, "sfu_retransmissions", resent)
+			"relay_lost_down", lost, "sfu_retransmissions", resent, "playout_delay_ms", fmt.Sprintf("%.0f", sfuAfter.PlayoutDelayMS))
 		if want := 2 * ph.down.Delay; rtt < float64(want/time.Millisecond) {
 			t.Errorf("%s: receiver's ICE RTT %.0f ms, want at least %v: the relay's delay is not on its path", ph.name, rtt, want)
 		}
@@ -164,11 +166,20 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 			if fps < 10 {
 				t.Errorf("%s: %.1f fps decoded; guard: at least 10 (measured 18.4)", ph.name, fps)
 			}
+			// The repairs cross a 600 ms round trip: the SFU asks the receiver
+			// to play video that much later (algo/playout), or it drops the
+			// frames behind each loss.
+			if sfuAfter.PlayoutDelayMS < 600 {
+				t.Errorf("%s: playout delay asked of the receiver %.0f ms, want at least its round trip (600 ms)", ph.name, sfuAfter.PlayoutDelayMS)
+			}
 			if lost == 0 || float64(resent) > 1.5*float64(lost) {
 				t.Errorf("%s: the SFU retransmitted %d packets for %d the relay lost, want some loss and at most 1.5 retransmissions per lost packet",
 					ph.name, resent, lost)
 			}
 			continue
+		}
+		if d := relayAfter.Down; sfuAfter.PlayoutDelayMS != 0 && d.Lost+d.Dropped == 0 {
+			t.Errorf("%s: playout delay %.0f ms asked on a path that lost nothing, want none (it only adds latency)", ph.name, sfuAfter.PlayoutDelayMS)
 		}
 		issueTarget(t, share >= 0.9, 22, "%s: on the top layer in %d of %d samples of %v, want at least 90 %%", ph.name, onTop, len(w), ph.span)
 		issueTarget(t, switches == 0, 22, "%s: %d layer switches in the %v after settling, want 0", ph.name, switches, ph.span)
@@ -181,31 +192,36 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 		func() (bool, string) { return showsWho(r.receiver, who{"Sender", r.senderID, red}) })
 }
 
-// sfuRetransmits is the SFU's count of packets retransmitted to the receiver
-// (admin API: the downlink's "retransmits"), -1 if not found.
-func (r *rig) sfuRetransmits() int {
+// downlinkCounters are the receiver's downlink figures the admin API gives.
+type downlinkCounters struct {
+	Retransmits    int     `json:"retransmits"`    // packets the SFU resent to the receiver
+	PlayoutDelayMS float64 `json:"playoutDelayMs"` // least playout delay asked of its video
+}
+
+// sfuDownlink is the SFU's view of the receiver's downlink (admin API), -1
+// retransmissions if not found.
+func (r *rig) sfuDownlink() downlinkCounters {
+	notFound := downlinkCounters{Retransmits: -1}
 	resp, err := http.Get(r.srv.URL() + "api/v1/rooms/" + r.room + "/participants")
 	if err != nil {
-		return -1
+		return notFound
 	}
 	defer resp.Body.Close()
 	var got struct {
 		Participants []struct {
-			Name     string `json:"name"`
-			Downlink *struct {
-				Retransmits int `json:"retransmits"`
-			} `json:"downlink"`
+			Name     string            `json:"name"`
+			Downlink *downlinkCounters `json:"downlink"`
 		} `json:"participants"`
 	}
 	if json.NewDecoder(resp.Body).Decode(&got) != nil {
-		return -1
+		return notFound
 	}
 	for _, p := range got.Participants {
 		if p.Name == "Receiver" && p.Downlink != nil {
-			return p.Downlink.Retransmits
+			return *p.Downlink
 		}
 	}
-	return -1
+	return notFound
 }
 
 // patternCamera is camera (media_test.go) without the noise: c's background

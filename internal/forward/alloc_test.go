@@ -26,7 +26,7 @@ func newForwardFixture(tb testing.TB, n int) *forwardFixture {
 }
 
 // newFixture optionally puts each destination under congestion control (its
-// own Link, transport-cc negotiated), as the server does.
+// own Link, transport-cc and playout-delay negotiated), as the server does.
 func newFixture(tb testing.TB, n int, linked bool) *forwardFixture {
 	tb.Helper()
 	f := &forwardFixture{up: newVideoUp(tb, &keyframeRequests{})}
@@ -35,8 +35,11 @@ func newFixture(tb testing.TB, n int, linked bool) *forwardFixture {
 		ctx := videoContext(webrtc.SSRC(1000+i), webrtc.SSRC(2000+i)).withWriter(w)
 		d := NewDownTrack(f.up, fmt.Sprint("r", i))
 		if linked {
-			d.SetLink(NewLink(bwe.DefaultConfig()))
-			ctx.withTWCC(3)
+			// A lossy long path: the link asks a playout delay, every packet carries it.
+			l := NewLink(bwe.DefaultConfig())
+			l.asked.Store(playoutAsked | 0x04b3e8)
+			d.SetLink(l)
+			ctx.withTWCC(3).withPlayoutDelay(5)
 		}
 		if _, err := d.Bind(ctx); err != nil {
 			tb.Fatal(err)

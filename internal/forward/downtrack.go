@@ -66,6 +66,8 @@ type DownTrack struct {
 	temporal      int                            // highest temporal layer wanted
 	hdr           rtp.Header                     // scratch, reused for every write
 	twccExt       [2]byte                        // hdr's transport-wide sequence number
+	playoutID     uint8                          // negotiated playout-delay extension id (0: none)
+	playoutExt    [3]byte                        // hdr's playout delay, when the link asks one
 	out           []byte                         // video: the rewritten packet
 	rtxBuf        []byte                         // a stored packet being resent
 	rtxOut        []byte                         // its RTX payload
@@ -126,6 +128,10 @@ func NewDownTrack(up *UpTrack, receiver string) *DownTrack {
 
 // TransportCCURI is the transport-wide sequence number header extension.
 const TransportCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+
+// PlayoutDelayURI is the playout-delay header extension: the least and largest
+// delay a receiver should play video with (algo/playout).
+const PlayoutDelayURI = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
 
 // SetLink puts the DownTrack under its receiver connection's congestion control
 // (nil takes it out): its packets carry the connection's transport-wide
@@ -334,9 +340,13 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.playoutID = 0
 	for _, x := range ctx.HeaderExtensions() {
 		if l := d.link.Load(); l != nil && x.URI == TransportCCURI {
 			l.setExtension(uint8(x.ID)) // the same id for every track of the connection
+		}
+		if x.URI == PlayoutDelayURI && d.slot == nil && d.up.Kind() == webrtc.RTPCodecTypeVideo {
+			d.playoutID = uint8(x.ID)
 		}
 	}
 	d.bound = true
@@ -581,4 +591,12 @@ func (d *DownTrack) fillHeader(p *Packet) {
 	h.SequenceNumber = p.Header.SequenceNumber
 	h.Timestamp = p.Header.Timestamp
 	h.SSRC = d.ssrc
+	if d.playoutID != 0 {
+		if l := d.link.Load(); l != nil {
+			if ext, ok := l.playoutDelay(); ok {
+				d.playoutExt = ext
+				_ = h.SetExtension(d.playoutID, d.playoutExt[:]) // only fails for an id the answer could not hold
+			}
+		}
+	}
 }

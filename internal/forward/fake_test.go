@@ -34,6 +34,7 @@ type fakeContext struct {
 	ssrc, rtxSSRC webrtc.SSRC
 	w             webrtc.TrackLocalWriter
 	twccID        int // negotiated transport-cc extension id; 0: not negotiated
+	playoutID     int // negotiated playout-delay extension id; 0: not negotiated
 }
 
 func (c *fakeContext) CodecParameters() []webrtc.RTPCodecParameters { return c.codecs }
@@ -42,9 +43,13 @@ func (c *fakeContext) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter {
 	if c.twccID != 0 {
 		exts = append(exts, webrtc.RTPHeaderExtensionParameter{URI: TransportCCURI, ID: c.twccID})
 	}
+	if c.playoutID != 0 {
+		exts = append(exts, webrtc.RTPHeaderExtensionParameter{URI: PlayoutDelayURI, ID: c.playoutID})
+	}
 	return exts
 }
 func (c *fakeContext) withTWCC(id int) *fakeContext                      { c.twccID = id; return c }
+func (c *fakeContext) withPlayoutDelay(id int) *fakeContext              { c.playoutID = id; return c }
 func (c *fakeContext) SSRC() webrtc.SSRC                                 { return c.ssrc }
 func (c *fakeContext) SSRCRetransmission() webrtc.SSRC                   { return c.rtxSSRC }
 func (c *fakeContext) SSRCForwardErrorCorrection() webrtc.SSRC           { return 0 }

@@ -10,6 +10,7 @@ import (
 	"github.com/pion/rtp"
 
 	"github.com/podium-sfu/podium/internal/algo/bwe"
+	"github.com/podium-sfu/podium/internal/algo/playout"
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
@@ -66,6 +67,8 @@ type Link struct {
 	fbRTT     atomic.Int64 // round trip from transport-wide feedback, nanoseconds; 0: unknown
 	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
 	competing atomic.Bool  // bwe.Estimator.Competing
+	playout   *playout.Controller
+	asked     atomic.Uint32 // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
 	out       *wire.Batch // Run's: probe padding
@@ -90,15 +93,16 @@ type LinkStats struct {
 	MalformedFeedback  uint64
 	ProbePackets       uint64 // padding sent for probes
 	ProbeBytes         uint64
-	Retransmits        uint64 // NACK answers sent
-	RetransmitsDropped uint64 // NACK answers not sent: over the retransmission budget
-	RetransmitsSkipped uint64 // NACKs not answered: packet not cached, older than the window, or resent less than an RTT ago
-	Resyncs            uint64 // segments given up for a base-layer loss that could not be repaired, a keyframe asked for
+	Retransmits        uint64        // NACK answers sent
+	RetransmitsDropped uint64        // NACK answers not sent: over the retransmission budget
+	RetransmitsSkipped uint64        // NACKs not answered: packet not cached, older than the window, or resent less than an RTT ago
+	Resyncs            uint64        // segments given up for a base-layer loss that could not be repaired, a keyframe asked for
+	PlayoutDelay       time.Duration // least playout delay asked of the receiver's video (0: none)
 }
 
 // NewLink returns a link whose estimator starts from cfg.
 func NewLink(cfg bwe.Config) *Link {
-	l := &Link{est: bwe.New(cfg), clock: time.Now, out: wire.NewBatch(probeBatch)}
+	l := &Link{est: bwe.New(cfg), clock: time.Now, out: wire.NewBatch(probeBatch), playout: playout.New(playout.DefaultConfig())}
 	l.publishLocked()
 	l.downs.Store(&[]*DownTrack{})
 	return l
@@ -147,7 +151,7 @@ func (l *Link) Stats() LinkStats {
 		Estimator: est, Feedbacks: c.feedbacks.Load(), MalformedFeedback: c.malformed.Load(),
 		ProbePackets: c.probePackets.Load(), ProbeBytes: c.probeBytes.Load(),
 		Retransmits: c.retransmits.Load(), RetransmitsDropped: c.overBudget.Load(), RetransmitsSkipped: c.skipped.Load(),
-		Resyncs: c.resyncs.Load(),
+		Resyncs: c.resyncs.Load(), PlayoutDelay: l.playoutLeast(),
 	}
 }
 
@@ -199,6 +203,36 @@ func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool)
 		return
 	}
 	l.est.OnSent(l.clock(), l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
+}
+
+// playoutAsked marks Link.asked as holding a delay.
+const playoutAsked = 1 << 31
+
+// askPlayout decides the playout delay asked of the receiver from its round
+// trip and the repairs it needed (algo/playout); once one was asked, every
+// video packet carries the extension, 0 included, since the receiver keeps
+// the last it saw.
+func (l *Link) askPlayout(now time.Time) {
+	rtt, _ := l.retransmitWindow()
+	least := l.playout.Update(now, rtt, l.stats.retransmits.Load())
+	if least == 0 && l.asked.Load() == 0 {
+		return
+	}
+	ext := playout.Extension(least)
+	l.asked.Store(playoutAsked | uint32(ext[0])<<16 | uint32(ext[1])<<8 | uint32(ext[2]))
+}
+
+// playoutDelay is the playout-delay extension every video packet to the
+// receiver carries, if one was asked.
+func (l *Link) playoutDelay() ([3]byte, bool) {
+	v := l.asked.Load()
+	return [3]byte{byte(v >> 16), byte(v >> 8), byte(v)}, v != 0
+}
+
+// playoutLeast is the least delay asked now (0: none).
+func (l *Link) playoutLeast() time.Duration {
+	ext, _ := l.playoutDelay()
+	return time.Duration(uint32(ext[0])<<4|uint32(ext[1])>>4) * 10 * time.Millisecond
 }
 
 // handleRTCP takes the congestion control feedback among a receiver's RTCP.
@@ -402,6 +436,7 @@ func (l *Link) Run(done <-chan struct{}) {
 
 // tick is one pacer step; it returns when the next is due.
 func (l *Link) tick(now time.Time) time.Duration {
+	l.askPlayout(now)
 	l.mu.Lock()
 	if to := l.est.NextTimeout(); !to.IsZero() && !now.Before(to) {
 		l.est.HandleTimeout(now)

@@ -251,14 +251,16 @@ func registerTWCC(m *webrtc.MediaEngine, r *interceptor.Registry, f *twccFeedbac
 // own, translated by forward.DownTrack (pion's would describe the SFU's clock, not
 // the capture timeline lip sync needs), NACKs are answered from the DownTrack's
 // cache, and forward.Link stamps the transport-wide sequence numbers whose
-// feedback drives its bandwidth estimator; only the extension is negotiated here.
+// feedback drives its bandwidth estimator; only the extensions are negotiated
+// here: that one, and playout-delay on video, which forward.Link asks of a
+// receiver whose repairs take a long round trip (algo/playout).
 func subscribeInterceptors(m *webrtc.MediaEngine, _ *interceptor.Registry) error {
 	for _, kind := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
 		if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: forward.TransportCCURI}, kind); err != nil {
 			return err
 		}
 	}
-	return nil
+	return m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: forward.PlayoutDelayURI}, webrtc.RTPCodecTypeVideo)
 }
 
 func newAPI(settings webrtc.SettingEngine, configure interceptorSet) (*webrtc.API, error) {

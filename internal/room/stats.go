@@ -233,6 +233,9 @@ type DownlinkStats struct {
 	RetransmitsDropped uint64  `json:"retransmitsOverBudget"`
 	NACKsSkipped       uint64  `json:"nacksSkipped"`
 	Resyncs            uint64  `json:"resyncs"` // segments given up for an unrepairable base-layer loss
+	// PlayoutDelayMS is the least playout delay asked of the receiver's video
+	// (algo/playout; 0: none).
+	PlayoutDelayMS float64 `json:"playoutDelayMs"`
 	// QueueMS is the queueing delay the estimator sees on the path now;
 	// Competing says it holds its share on loss beside flows that fill the
 	// queue, CompeteEntries how often it switched to that (bwe compete.go).
@@ -342,7 +345,8 @@ func (s *state) stats(name string, now time.Time) Stats {
 				ProbeWins: e.ProbeWins, Overuses: e.Overuses, Usage: e.Usage.String(),
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
 				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped, Resyncs: ls.Resyncs,
-				QueueMS: float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,
+				PlayoutDelayMS: float64(ls.PlayoutDelay) / 1e6,
+				QueueMS:        float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,
 				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
 		}
 		st.Totals.Bandwidth.add(m, linkStats)
