@@ -75,6 +75,7 @@ type competeDetector struct {
 	cleared   bool
 	stood     bool          // a queue stood competeHold and fell below competeQueue at stoodEnd
 	stoodEnd  time.Duration //
+	stoodOn   bool          // …while in competitive mode
 	sendSlots [2]float64    // our media rate at the last two drain-slot ends
 
 	on                bool
@@ -123,6 +124,7 @@ func (c *competeDetector) observe(now, owd time.Duration, send float64) bool {
 	c.queue = q
 
 	// The drain check: the least queue over each competeDrainSlot.
+	wasOn := c.on
 	c.slotMin = min(c.slotMin, q)
 	if now-c.slotStart >= competeDrainSlot {
 		drained := c.slotMin < competeDrained
@@ -136,16 +138,20 @@ func (c *competeDetector) observe(now, owd time.Duration, send float64) bool {
 
 	if q < competeQueue {
 		if c.undrained && now-c.since >= competeHold {
-			c.stood, c.stoodEnd = true, now
+			c.stood, c.stoodEnd, c.stoodOn = true, now, wasOn
 		}
 		// A queue that stood for seconds and is then gone within
 		// competeClearIn, while we kept sending as before: the others
 		// left. Our own rate falling (a decrease, a lower layer) drains a
-		// queue too, and a queue we fill ourselves comes and goes.
+		// queue too, and a queue we fill ourselves comes and goes. Not
+		// one that stood in competitive mode, which our decreases did not
+		// relieve: there our rate wavers with the lowest layers' frames
+		// (a seed of the simulation's staggered pattern, and browser run
+		// K, missed the reset on that and took 10–32 s to come back).
 		if c.stood && now-c.stoodEnd > competeClearIn {
 			c.stood = false
 		}
-		if c.stood && q < competeDrained && send >= competeSendDrop*max(c.sendSlots[0], c.sendSlots[1]) {
+		if c.stood && q < competeDrained && (c.stoodOn || send >= competeSendDrop*max(c.sendSlots[0], c.sendSlots[1])) {
 			c.stood, c.cleared = false, true
 		}
 		c.undrained = false

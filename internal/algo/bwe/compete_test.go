@@ -98,8 +98,17 @@ func TestCompeteDetector(t *testing.T) {
 // clearedAt feeds the detector as competeTrace does (no decreases) and reports
 // when it first said the flows that filled the queue left (-1: never).
 func clearedAt(d time.Duration, queue func(time.Duration) time.Duration, send func(time.Duration) float64) time.Duration {
+	return clearedAtEntering(d, -1, queue, send)
+}
+
+// clearedAtEntering is clearedAt with competitive mode entered at enter (-1:
+// never), as the estimator does once the detector is ready.
+func clearedAtEntering(d, enter time.Duration, queue func(time.Duration) time.Duration, send func(time.Duration) float64) time.Duration {
 	c := newCompeteDetector()
 	for t := time.Duration(0); t <= d; t += 50 * ms1 {
+		if t == enter {
+			c.enter(t)
+		}
 		c.observe(t, 40*ms1+queue(t), send(t))
 		if c.cleared {
 			return t
@@ -154,6 +163,19 @@ func TestCompeteDetectorCleared(t *testing.T) {
 	}
 	if at := clearedAt(30*sec, brief, steady); at >= 0 {
 		t.Errorf("a 2 s queue: cleared at %v, want never", at)
+	}
+	// In competitive mode (entered at 9 s) our lowest layers' rate wavers
+	// with their frames, 150–300 kb/s over the rate window: the queue that
+	// stood there was the downloads', and its drain clears whatever our rate
+	// did just then. Checked in delay mode, that wavering missed it.
+	wavering := func(t time.Duration) float64 {
+		if int64(t/(500*ms1))%2 == 1 {
+			return 300e3
+		}
+		return 150e3 // from 25 s to 25.5 s, as the queue drains
+	}
+	if at := clearedAtEntering(30*sec, 9*sec, downloads, wavering); at != 25*sec {
+		t.Errorf("downloads stop at 25 s, competitive mode on, our rate wavering: cleared at %v, want 25s", at)
 	}
 }
 
