@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/rtcp"
-	"github.com/pion/srtp/v3"
-
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
@@ -52,13 +49,12 @@ type ingress struct {
 // connections: handle set) or its taken streams' SRTP (publish connections:
 // rtp set), never both.
 type inConn struct {
-	mu     sync.Mutex // the context is used by whichever socket reads the peer
-	ctx    *srtp.Context
-	hdr    rtcp.Header
+	mu     sync.Mutex // the opener is used by whichever socket reads the peer
+	open   *wire.RTCPOpener
 	handle RTCPHandler
 	// feedbackOnly: handle gets only datagrams led by transport-wide
 	// feedback; pion's SRTCP session decrypts the others (with its own
-	// context: SRTCP is only decrypted, never sealed, with these keys).
+	// context: SRTCP is only opened, never sealed, with these keys).
 	feedbackOnly bool
 	scratch      [1500]byte // feedbackOnly: reports decrypted to be checked (dropReports)
 	rtp          *wire.Inbound
@@ -116,7 +112,7 @@ func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out
 		return in.dropReports(c, b)
 	}
 	c.mu.Lock()
-	plain, err := c.ctx.DecryptRTCP(b[:0], b, &c.hdr)
+	plain, err := c.open.Open(b[:0], b)
 	c.mu.Unlock()
 	if err != nil {
 		c.rejected.Add(1)
@@ -139,7 +135,7 @@ func (in *ingress) dropReports(c *inConn, b []byte) bool {
 		return false // led by something else: not decrypted twice
 	}
 	c.mu.Lock()
-	plain, err := c.ctx.DecryptRTCP(c.scratch[:0], b, &c.hdr)
+	plain, err := c.open.Open(c.scratch[:0], b)
 	reports := err == nil && onlyReports(plain)
 	c.mu.Unlock()
 	switch {

@@ -42,12 +42,12 @@ func TestIngressTakesSRTCPOfRegisteredPeersOnly(t *testing.T) {
 	sfu := observedLoopback(t, newArrivals(), in)
 	peer, other := listenLoopback(t), listenLoopback(t)
 	k := ingressKeys()
-	ctx, err := k.Inbound()
+	open, err := k.RTCPOpener()
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &taken{}
-	c := &inConn{ctx: ctx, handle: h.handle}
+	c := &inConn{open: open, handle: h.handle}
 	in.set(peer.LocalAddr().(*net.UDPAddr).AddrPort(), c, c)
 
 	out := peerOutbound(t, k)
@@ -142,12 +142,12 @@ func FuzzIngressTake(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, feedbackOnly := range []bool{false, true} {
 			in := newIngress(newArrivals())
-			ctx, err := k.Inbound()
+			open, err := k.RTCPOpener()
 			if err != nil {
 				t.Fatal(err)
 			}
 			h := &taken{}
-			c := &inConn{ctx: ctx, handle: h.handle, feedbackOnly: feedbackOnly}
+			c := &inConn{open: open, handle: h.handle, feedbackOnly: feedbackOnly}
 			in.set(addr, c, c)
 			orig := append([]byte(nil), b...)
 			if !in.take(orig, addr.Addr(), addr.Port(), time.Now(), nil) {

@@ -117,15 +117,20 @@ type routeIngress struct {
 }
 
 func (ri *routeIngress) start(k wire.Keys, c *inConn) {
-	ctx, err := k.Inbound()
-	if err != nil {
-		slog.Warn("SRTP context", "err", err)
-		return
-	}
 	if c.rtp != nil {
+		ctx, err := k.Inbound()
+		if err != nil {
+			slog.Warn("SRTP context", "err", err)
+			return
+		}
 		c.rtp.SetContext(ctx) // its own: pion's keeps the connection's SRTCP
 	} else {
-		c.ctx = ctx
+		open, err := k.RTCPOpener()
+		if err != nil {
+			slog.Warn("SRTCP opener", "err", err)
+			return
+		}
+		c.open = open
 	}
 	ri.mu.Lock()
 	defer ri.mu.Unlock()

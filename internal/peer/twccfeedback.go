@@ -10,7 +10,6 @@ import (
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/sdp/v3"
-	"github.com/pion/srtp/v3"
 
 	"github.com/podium-sfu/podium/internal/wire"
 )
@@ -86,7 +85,7 @@ type twccFeedback struct {
 
 	// The sending loop's: the feedback packets (reused), and the two ways
 	// out. Our own (the connection's route: keys and a UDP pair of ours)
-	// seals them with a context of our own, under ownSSRC, and sends them on
+	// seals them with a sealer of our own, under ownSSRC, and sends them on
 	// the socket; pion's (before the keys, ICE-TCP, WHIP, modes without the
 	// receive half) writes them to its SRTCP session under pionSSRC. Each
 	// SSRC's SRTCP index is followed by one context.
@@ -96,9 +95,8 @@ type twccFeedback struct {
 	raw      rtcp.RawPacket
 	pionPkts []rtcp.Packet // &raw
 	ownSSRC  uint32
-	keys     *wire.Keys // ctx's
-	ctx      *srtp.Context
-	hdr      rtcp.Header
+	keys     *wire.Keys // seal's
+	seal     *wire.RTCPSealer
 	out      *wire.Batch
 
 	mu     sync.Mutex
@@ -156,7 +154,7 @@ func (t *twccFeedback) send(now time.Time, w interceptor.RTCPWriter) {
 			t.out.Flush()
 		}
 		n := min(4*(int(binary.BigEndian.Uint16(b[2:]))+1), len(b))
-		if sealed, err := t.ctx.EncryptRTCP(t.out.Slot(), b[:n], &t.hdr); err == nil {
+		if sealed, err := t.seal.Seal(t.out.Slot(), b[:n]); err == nil {
 			t.out.Commit(len(sealed), d)
 		}
 		b = b[n:]
@@ -164,16 +162,16 @@ func (t *twccFeedback) send(now time.Time, w interceptor.RTCPWriter) {
 	t.out.Flush()
 }
 
-// keyed makes sure the sealing context is keys'.
+// keyed makes sure the sealer is keys'.
 func (t *twccFeedback) keyed(keys *wire.Keys) bool {
 	if t.keys == keys {
 		return true
 	}
-	ctx, err := keys.Outbound()
+	seal, err := keys.RTCPSealer()
 	if err != nil {
 		return false
 	}
-	t.keys, t.ctx = keys, ctx
+	t.keys, t.seal = keys, seal
 	if t.out == nil {
 		t.out = wire.NewBatch(4) // a feedback is one packet but after a pause
 	}
