@@ -32,7 +32,7 @@ func TestSenderReportTranslated(t *testing.T) {
 		t.Fatal("test needs a projection that moved timestamps")
 	}
 
-	d.relaySenderReport(SenderReport{NTPTime: 0x1122334455667788, RTPTime: inTS + 90}, 0)
+	d.relaySenderReport(SenderReport{NTPTime: 0x1122334455667788, RTPTime: inTS + 90}, 0, nil)
 	if len(sent) != 1 {
 		t.Fatalf("%d RTCP packets sent, want 1", len(sent))
 	}
@@ -48,7 +48,7 @@ func TestSenderReportTranslated(t *testing.T) {
 	}
 
 	// A report of an encoding not being forwarded cannot be translated: not sent.
-	d.relaySenderReport(SenderReport{NTPTime: 1, RTPTime: 1}, 2)
+	d.relaySenderReport(SenderReport{NTPTime: 1, RTPTime: 1}, 2, nil)
 	if len(sent) != 1 {
 		t.Error("relayed a sender report of an encoding that is not forwarded")
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"time"
+
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // SenderReport is the sender's latest NTP/RTP timestamp pair for a stream, which
@@ -37,9 +39,11 @@ func (u *UpTrack) LastSenderReport() (SenderReport, bool) {
 // ReadFeedback drains the sender's RTCP for this track until read fails. Reading it
 // is also what lets pion's receiver-report interceptor see the sender reports. The
 // sender reports are read in place (senderReport): pion's decoder allocated for
-// every compound packet.
+// every compound packet. Their translations to the receivers on the own data
+// plane go out in one batch per report.
 func (u *UpTrack) ReadFeedback(read func([]byte) (int, error)) {
 	buf := make([]byte, 1500)
+	var out *wire.Batch // made for the first report with receivers
 	for {
 		n, err := read(buf)
 		if err != nil {
@@ -51,11 +55,28 @@ func (u *UpTrack) ReadFeedback(read func([]byte) (int, error)) {
 		}
 		report := SenderReport{NTPTime: ntp, RTPTime: rtpTime, At: time.Now()}
 		u.sr.set(report)
-		for _, d := range *u.downs.Load() {
-			d.relaySenderReport(report, u.p.Encoding)
+		downs := *u.downs.Load()
+		if out == nil && len(downs) > 0 {
+			out = wire.NewBatch(srBatch)
+			if u.p.Meter != nil {
+				out.Stats = &u.p.Meter.Wire
+			}
+		}
+		for _, d := range downs {
+			if out.Free() == 0 {
+				out.Flush()
+			}
+			d.relaySenderReport(report, u.p.Encoding, out)
+		}
+		if out != nil {
+			out.Flush()
 		}
 	}
 }
+
+// srBatch: a report goes to every receiver of the source (7 in meeting-8),
+// a few per system call (each slot is an MTU: 32 readers in meeting-8).
+const srBatch = 4
 
 // senderReport reads the NTP and RTP times of ssrc's sender report in
 // compound RTCP packet b (RFC 3550 6.4.1). A compound that does not split into

@@ -117,7 +117,7 @@ func TestSenderReportRelayedWithoutAllocating(t *testing.T) {
 	ntp := uint64(0x1122334455667788)
 	allocs := testing.AllocsPerRun(100, func() {
 		ntp++
-		d.relaySenderReport(SenderReport{NTPTime: ntp, RTPTime: 9090}, 0)
+		d.relaySenderReport(SenderReport{NTPTime: ntp, RTPTime: 9090}, 0, nil)
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per relayed sender report, want 0", allocs)
