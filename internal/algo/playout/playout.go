@@ -20,7 +20,7 @@ import "time"
 // Config are the thresholds; DefaultConfig gives the values measured with.
 type Config struct {
 	// MinRTT: below it a repair arrives within the receiver's own wait, and
-	// nothing is asked.
+	// nothing is asked (once asked, the delay follows the round trip down).
 	MinRTT time.Duration
 	// Margin is added to the round trip: the receiver's wait before it NACKs,
 	// a frame interval, the jitter of the path.
@@ -83,8 +83,12 @@ func (c *Controller) Update(now time.Time, rtt time.Duration, repairs uint64) ti
 		c.delay = 0
 		return 0
 	}
+	// MinRTT starts it; once asked, it follows the round trip down but is
+	// not given back for it while repairs go on: a round trip wavering
+	// around MinRTT (a standing queue beside downloads) would otherwise
+	// switch it on and off every few seconds.
 	var want time.Duration
-	if rtt >= c.cfg.MinRTT {
+	if rtt >= c.cfg.MinRTT || c.delay > 0 {
 		want = min(roundUp(rtt+c.cfg.Margin, c.cfg.Step), c.cfg.Max)
 	}
 	// Up at once, a repair due now needs it; down only by more than a step,

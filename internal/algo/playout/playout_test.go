@@ -94,6 +94,27 @@ func TestJitteryRoundTripDoesNotRetune(t *testing.T) {
 	}
 }
 
+// Beside downloads the round trip wavers around MinRTT with the queue: the
+// delay, once asked, follows it but is not switched off and on.
+func TestRoundTripAroundMinRTTKeepsTheDelay(t *testing.T) {
+	c := New(DefaultConfig())
+	offs, last := 0, time.Duration(0)
+	for i := 0; i < 1200; i++ { // 60 s, RTT 130 or 170 ms in turns of 1 s
+		rtt := 170 * time.Millisecond
+		if (i/20)%2 == 1 {
+			rtt = 130 * time.Millisecond
+		}
+		d := c.Update(t0.Add(time.Duration(i)*50*time.Millisecond), rtt, uint64(i/5))
+		if d == 0 && last > 0 {
+			offs++
+		}
+		last = d
+	}
+	if offs > 0 || last == 0 {
+		t.Errorf("the delay was given back %d times while repairs went on (last %v), want never", offs, last)
+	}
+}
+
 func TestDelayFollowsAShorterRoundTripDownByMoreThanAStep(t *testing.T) {
 	c := New(DefaultConfig())
 	repairs := func(at time.Duration) uint64 { return uint64(3 * at / time.Second) }
