@@ -48,17 +48,18 @@ func (e *Engine) Route(pc *webrtc.PeerConnection, handle RTCPHandler) *wire.Rout
 // our sockets, the SRTP of the streams taken with the returned Inbound is
 // read at the socket (ingress.takeRTP) instead of by pion, and the
 // transport-wide feedback to the publisher is sealed and sent by the data
-// plane (twccFeedback.send). Nil in the other modes: every received packet
-// stays on pion's path. Call it right after creating pc, before any
-// negotiation.
-func (e *Engine) Publish(pc *webrtc.PeerConnection) *wire.Inbound {
+// plane (twccFeedback.send); the route is the connection's, for the rest
+// of what the SFU sends the publisher. Nils in the other modes: every
+// received packet stays on pion's path. Call it right after creating pc,
+// before any negotiation.
+func (e *Engine) Publish(pc *webrtc.PeerConnection) (*wire.Inbound, *wire.Route) {
 	if !e.ownsReceive {
-		return nil
+		return nil, nil
 	}
 	in, r := wire.NewInbound(), &wire.Route{}
 	e.follow(pc, r, &inConn{rtp: in})
 	e.twcc.route(pc.ID(), r)
-	return in
+	return in, r
 }
 
 // OwnsReceive reports whether the publish connections' RTP is taken at the

@@ -50,8 +50,8 @@ func (s *Session) openPublishPC() error {
 	if s.pub, err = s.deps.Engine.NewPublishPC(); err != nil {
 		return err
 	}
-	if in := s.deps.Engine.Publish(s.pub); in != nil {
-		s.recv = newReceived(in)
+	if in, route := s.deps.Engine.Publish(s.pub); in != nil {
+		s.recv = newReceived(in, route)
 		s.goOwned(func() {
 			s.recv.run(s.ctx.Done(), func() time.Duration { p, _ := s.RTT(); return p }, s.pub.WriteRTCP)
 		})

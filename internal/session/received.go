@@ -20,7 +20,8 @@ import (
 // receiver reports every reportInterval.
 type received struct {
 	in   *wire.Inbound // takes the streams' packets at the socket
-	ssrc uint32        // ours, as the reports' and NACKs' sender
+	ssrc uint32        // ours, as the reports' and NACKs' sender on pion's path
+	own  *ownRTCP      // the own data plane's path (nil: pion's only)
 
 	mu   sync.Mutex // ups
 	ups  []*forward.UpTrack
@@ -32,8 +33,13 @@ const (
 	reportInterval = time.Second           // pion's receiver interceptor's default
 )
 
-func newReceived(in *wire.Inbound) *received {
-	return &received{in: in, ssrc: rand.Uint32(), wake: make(chan struct{}, 1)}
+// newReceived: route is the publish connection's (nil: pion's path only).
+func newReceived(in *wire.Inbound, route *wire.Route) *received {
+	r := &received{in: in, ssrc: rand.Uint32(), wake: make(chan struct{}, 1)}
+	if route != nil {
+		r.own = newOwnRTCP(route, r.ssrc)
+	}
+	return r
 }
 
 // add takes up's packets at the socket and reports on them; remove undoes it.
@@ -66,10 +72,11 @@ func (r *received) snapshot(dst []*forward.UpTrack) []*forward.UpTrack {
 	return append(dst[:0], r.ups...)
 }
 
-// run sends the NACKs and receiver reports until done; rtt is the publish
-// connection's round trip (0: unknown), write pion's RTCP writer. It wakes
-// every nackInterval only while some stream repairs losses (video), else
-// once per report.
+// run sends the NACKs and receiver reports until done, on the own data
+// plane when the connection's route allows (ownRTCP), else through write,
+// pion's RTCP writer; rtt is the publish connection's round trip (0:
+// unknown). It wakes every nackInterval only while some stream repairs
+// losses (video), else once per report.
 func (r *received) run(done <-chan struct{}, rtt func() time.Duration, write func([]rtcp.Packet) error) {
 	t := time.NewTimer(nackInterval)
 	defer t.Stop()
@@ -84,8 +91,17 @@ func (r *received) run(done <-chan struct{}, rtt func() time.Duration, write fun
 			t.Reset(0) // no stale tick survives Reset (Go 1.23 timers)
 		case now := <-t.C:
 			ups = r.snapshot(ups)
+			report := now.Sub(lastReport) >= reportInterval-nackInterval/2
+			if report {
+				lastReport = now
+			}
+			var nacking bool
+			if d := r.own.dest(); d != nil {
+				nacking, seqs = r.sendOwn(d, now, rtt(), report, ups, seqs)
+				r.rearm(t, nacking)
+				continue
+			}
 			var pkts []rtcp.Packet
-			nacking := false
 			for _, up := range ups {
 				nacking = nacking || up.Repairs()
 				if seqs = up.Missing(now, rtt(), seqs[:0]); len(seqs) > 0 {
@@ -93,20 +109,45 @@ func (r *received) run(done <-chan struct{}, rtt func() time.Duration, write fun
 						Nacks: rtcp.NackPairsFromSequenceNumbers(seqs)})
 				}
 			}
-			if now.Sub(lastReport) >= reportInterval-nackInterval/2 {
-				lastReport = now
+			if report {
 				pkts = append(pkts, r.reports(now, ups)...)
 			}
 			if len(pkts) > 0 {
 				_ = write(pkts) // fails only when the connection is closing
 			}
-			if nacking {
-				t.Reset(nackInterval)
-			} else {
-				t.Reset(reportInterval)
-			}
+			r.rearm(t, nacking)
 		}
 	}
+}
+
+func (r *received) rearm(t *time.Timer, nacking bool) {
+	if nacking {
+		t.Reset(nackInterval)
+	} else {
+		t.Reset(reportInterval)
+	}
+}
+
+// sendOwn is run's round on the own data plane: the same NACKs and reports,
+// written in place and sent to d. It reports whether some stream repairs
+// losses, and returns seqs (scratch) for reuse.
+func (r *received) sendOwn(d *wire.Dest, now time.Time, rtt time.Duration, report bool, ups []*forward.UpTrack, seqs []uint16) (bool, []uint16) {
+	o := r.own
+	o.buf = o.buf[:0]
+	nacking := false
+	for _, up := range ups {
+		nacking = nacking || up.Repairs()
+		if seqs = up.Missing(now, rtt, seqs[:0]); len(seqs) > 0 {
+			o.buf = appendNACK(o.buf, o.ssrc, up.SSRC(), seqs)
+		}
+	}
+	if report {
+		o.buf = appendReports(o.buf, o.ssrc, now, ups)
+	}
+	if len(o.buf) > 0 {
+		o.send(d)
+	}
+	return nacking, seqs
 }
 
 // reports are the receiver reports on every stream (31 blocks at most per report).

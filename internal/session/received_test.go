@@ -20,7 +20,7 @@ func TestReceivedSendsNACKsAndReports(t *testing.T) {
 		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000,
 			RTCPFeedback: []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}}},
 		Read: func([]byte) (int, error) { select {} }})
-	r := newReceived(wire.NewInbound())
+	r := newReceived(wire.NewInbound(), nil)
 	r.add(up)
 	out := wire.NewBatch(4)
 	for _, seq := range []uint16{10, 11, 14} { // 12 and 13 lost
