@@ -73,7 +73,7 @@ type Link struct {
 	fbRTT     atomic.Int64 // round trip from transport-wide feedback, nanoseconds; 0: unknown
 	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
 	competing atomic.Bool  // bwe.Estimator.Competing
-	playout   *playout.Controller
+	playout   *playout.Controller // Run's
 	asked     atomic.Uint32 // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
