@@ -65,16 +65,16 @@ type Link struct {
 	probeDebt float64 // bytes of probe padding owed
 	probeAt   time.Time
 
-	estimate  atomic.Int64 // bits/s, readable without mu
-	delivered atomic.Int64 // media bits/s the receiver acknowledged lately
-	desired   atomic.Int64 // what the allocator would send with no limit, bits/s
-	wanted    atomic.Int64 // what the shown videos would take with no limit, bits/s
-	rtt       atomic.Int64 // ICE round trip, nanoseconds; 0: unknown
-	fbRTT     atomic.Int64 // round trip from transport-wide feedback, nanoseconds; 0: unknown
-	queue     atomic.Int64 // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
-	competing atomic.Bool  // bwe.Estimator.Competing
+	estimate  atomic.Int64        // bits/s, readable without mu
+	delivered atomic.Int64        // media bits/s the receiver acknowledged lately
+	desired   atomic.Int64        // what the allocator would send with no limit, bits/s
+	wanted    atomic.Int64        // what the shown videos would take with no limit, bits/s
+	rtt       atomic.Int64        // ICE round trip, nanoseconds; 0: unknown
+	fbRTT     atomic.Int64        // round trip from transport-wide feedback, nanoseconds; 0: unknown
+	queue     atomic.Int64        // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
+	competing atomic.Bool         // bwe.Estimator.Competing
 	playout   *playout.Controller // Run's
-	asked     atomic.Uint32 // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
+	asked     atomic.Uint32       // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
 	out       *wire.Batch // Run's: probe padding
