@@ -19,12 +19,6 @@ const (
 	// capacity drop, answering every NACK floods the link with the backlog and
 	// the loss feeds itself.
 	retransmitShare = 0.2
-	// competingRetransmitShare is the share while the estimator competes with
-	// flows that do not back off (bwe.Estimator.Competing): the losses are
-	// their overflow of a queue they keep full, not a backlog of ours, and
-	// they repair every loss. At 20 % the browser test refused 40–60 answers
-	// in each 10 s beside ten downloads (10–25 % loss), each a frame lost.
-	competingRetransmitShare = 0.5
 	// retransmitBurst is the retransmission budget that can build up, in time at
 	// that share: enough for a lost frame, not for a backlog.
 	retransmitBurst = 250 * time.Millisecond
@@ -404,17 +398,8 @@ func (l *Link) retransmitWindow() (rtt, maxAge time.Duration) {
 // and the refill two a second: losses of the enhancement layers and of the
 // encoding switched away from could spend it while a base-layer loss, which
 // stops the picture until a keyframe, waited (CI froze 3.2 s and 6 s).
-// retransmitRate is the retransmission budget's refill, bytes per second.
-func retransmitRate(estimate int, competing bool) float64 {
-	share := retransmitShare
-	if competing {
-		share = competingRetransmitShare
-	}
-	return share * float64(estimate) / 8
-}
-
 func (l *Link) allowRetransmitLocked(now time.Time, bytes int, needed bool) bool {
-	rate := retransmitRate(l.est.Estimate(), l.est.Competing())
+	rate := retransmitShare * float64(l.est.Estimate()) / 8 // bytes per second
 	burst := max(rate*retransmitBurst.Seconds(), minRetransmitBurst)
 	if l.rtxAt.IsZero() {
 		l.rtxTokens = burst

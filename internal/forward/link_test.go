@@ -165,17 +165,6 @@ func TestRetransmissionBudget(t *testing.T) {
 	}
 }
 
-// TestRetransmitRateWhileCompeting: beside downloads the budget is half the
-// estimate, a fifth otherwise.
-func TestRetransmitRateWhileCompeting(t *testing.T) {
-	if got := retransmitRate(800_000, false); got != 20_000 {
-		t.Errorf("alone: %v bytes/s at 800 kb/s, want 20000 (20 %%)", got)
-	}
-	if got := retransmitRate(800_000, true); got != 50_000 {
-		t.Errorf("competing: %v bytes/s at 800 kb/s, want 50000 (50 %%)", got)
-	}
-}
-
 // TestNACKWindowFollowsRTT: a NACK less than one RTT after the packet was
 // resent is ignored (the first is always answered), and packets older than the
 // window are not resent.
