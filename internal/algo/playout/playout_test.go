@@ -32,7 +32,8 @@ func TestLongRoundTripWithRepairsAsksARoundTripAndAMargin(t *testing.T) {
 		want time.Duration
 	}{
 		{100 * time.Millisecond, 0},                        // under MinRTT: the receiver's own wait covers it
-		{200 * time.Millisecond, 350 * time.Millisecond},   // 200 + 150
+		{220 * time.Millisecond, 0},                        // a 100 ms queue beside downloads: still covered
+		{300 * time.Millisecond, 450 * time.Millisecond},   // 300 + 150
 		{602 * time.Millisecond, 800 * time.Millisecond},   // 752 rounded up to the 50 ms step
 		{1500 * time.Millisecond, 1000 * time.Millisecond}, // bounded by Max
 	}
@@ -94,15 +95,15 @@ func TestJitteryRoundTripDoesNotRetune(t *testing.T) {
 	}
 }
 
-// Beside downloads the round trip wavers around MinRTT with the queue: the
-// delay, once asked, follows it but is not switched off and on.
+// A queue makes the round trip waver around MinRTT: the delay, once asked,
+// follows it but is not switched off and on.
 func TestRoundTripAroundMinRTTKeepsTheDelay(t *testing.T) {
 	c := New(DefaultConfig())
 	offs, last := 0, time.Duration(0)
-	for i := 0; i < 1200; i++ { // 60 s, RTT 130 or 170 ms in turns of 1 s
-		rtt := 170 * time.Millisecond
+	for i := 0; i < 1200; i++ { // 60 s, RTT 270 or 230 ms in turns of 1 s
+		rtt := 270 * time.Millisecond
 		if (i/20)%2 == 1 {
-			rtt = 130 * time.Millisecond
+			rtt = 230 * time.Millisecond
 		}
 		d := c.Update(t0.Add(time.Duration(i)*50*time.Millisecond), rtt, uint64(i/5))
 		if d == 0 && last > 0 {
