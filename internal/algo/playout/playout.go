@@ -3,10 +3,10 @@
 // extension (http://www.webrtc.org/experiments/rtp-hdrext/playout-delay).
 //
 // A lost video packet holds back every frame after it until its
-// retransmission arrives, a round trip later. Chromium's jitter buffer waits
-// about the jitter it measures, not a round trip, so on a long path each
-// repaired loss drops the frames of a round trip: at a 600 ms RTT and 2 %
-// loss, a third of them. Asked to play video at least a round trip (and a
+// retransmission arrives, a round trip later. Chromium's jitter buffer
+// covered that wait at round trips up to 220 ms here, not at 600 ms: there
+// each repaired loss dropped the frames behind it, at 2 % loss a third of
+// them. Asked to play video at least a round trip (and a
 // margin) late, the receiver has the repair before the frame is due. That
 // costs latency (the receiver delays audio too, for lip sync), so it is asked
 // only while losses are being repaired on a path whose round trip the
