@@ -232,7 +232,7 @@ func (l *Link) playoutDelay() ([3]byte, bool) {
 // playoutLeast is the least delay asked now (0: none).
 func (l *Link) playoutLeast() time.Duration {
 	ext, _ := l.playoutDelay()
-	return time.Duration(uint32(ext[0])<<4|uint32(ext[1])>>4) * 10 * time.Millisecond
+	return playout.Least(ext)
 }
 
 // handleRTCP takes the congestion control feedback among a receiver's RTCP.

@@ -120,3 +120,8 @@ func Extension(least time.Duration) [3]byte {
 	hi := uint32(largest / unit)
 	return [3]byte{byte(lo >> 4), byte(lo<<4) | byte(hi>>8), byte(hi)}
 }
+
+// Least is the least delay an extension asks.
+func Least(ext [3]byte) time.Duration {
+	return time.Duration(uint32(ext[0])<<4|uint32(ext[1])>>4) * 10 * time.Millisecond
+}

@@ -141,5 +141,8 @@ func TestExtensionEncoding(t *testing.T) {
 		if got := Extension(tt.least); got != tt.want {
 			t.Errorf("Extension(%v) = % x, want % x", tt.least, got, tt.want)
 		}
+		if back := Least(tt.want); back != min(tt.least, 0xfff*10*time.Millisecond) {
+			t.Errorf("Least(% x) = %v, want %v", tt.want, back, tt.least)
+		}
 	}
 }
