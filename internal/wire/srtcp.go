@@ -70,14 +70,7 @@ func (s *RTCPSealer) Seal(dst, plain []byte) ([]byte, error) {
 		return nil, errSRTCPExhausted // RFC 3711 section 9.2: new keys needed
 	}
 	s.index++
-	// RFC 7714 section 9.1: the IV is two zero bytes, the SSRC, two zero
-	// bytes and the index, XOR the salt.
-	s.iv = [12]byte{}
-	binary.BigEndian.PutUint32(s.iv[2:], binary.BigEndian.Uint32(plain[4:]))
-	binary.BigEndian.PutUint32(s.iv[8:], s.index)
-	for i := range s.iv {
-		s.iv[i] ^= s.salt[i]
-	}
+	gcmNonce(&s.iv, &s.salt, binary.BigEndian.Uint32(plain[4:]), s.index)
 	// Section 17: the additional data is the clear header and the E flag with the index.
 	copy(s.aad[:srtcpHeader], plain)
 	binary.BigEndian.PutUint32(s.aad[srtcpHeader:], srtcpIndexE|s.index)
@@ -142,7 +135,7 @@ func (o *RTCPOpener) Open(dst, b []byte) ([]byte, error) {
 	if !w.check(index) {
 		return nil, errSRTCPReplay
 	}
-	o.nonce(ssrc, index)
+	gcmNonce(&o.iv, &o.salt, ssrc, index)
 	n := end - gcmTag // the packet's length, clear
 	if cap(dst) < n {
 		dst = make([]byte, 0, n)
@@ -168,13 +161,14 @@ func (o *RTCPOpener) Open(dst, b []byte) ([]byte, error) {
 	return dst[:n], nil
 }
 
-// nonce sets o.iv for index of ssrc (RFC 7714 section 9.1).
-func (o *RTCPOpener) nonce(ssrc, index uint32) {
-	o.iv = [12]byte{}
-	binary.BigEndian.PutUint32(o.iv[2:], ssrc)
-	binary.BigEndian.PutUint32(o.iv[8:], index)
-	for i := range o.iv {
-		o.iv[i] ^= o.salt[i]
+// gcmNonce sets iv for index of ssrc (RFC 7714 section 9.1): two zero
+// bytes, the SSRC, two zero bytes and the index, XOR the salt.
+func gcmNonce(iv, salt *[12]byte, ssrc, index uint32) {
+	*iv = [12]byte{}
+	binary.BigEndian.PutUint32(iv[2:], ssrc)
+	binary.BigEndian.PutUint32(iv[8:], index)
+	for i := range iv {
+		iv[i] ^= salt[i]
 	}
 }
 
