@@ -134,9 +134,10 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 			time.Sleep(ph.settle)
 		}
 		from := time.Now()
-		relayBefore, sfuBefore := relay.Stats(), r.sfuDownlink()
+		relayBefore, sfuBefore := relay.Stats(), r.sfuView().Downlink
 		time.Sleep(ph.span)
-		relayAfter, sfuAfter := relay.Stats(), r.sfuDownlink()
+		relayAfter, view := relay.Stats(), r.sfuView()
+		sfuAfter := view.Downlink
 		ss := r.s.Samples()
 		w := ss.Window(from, time.Time{})
 		onTop := 0
@@ -148,7 +149,7 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 		share := float64(onTop) / float64(max(len(w), 1))
 		switches := ss.SFUSwitches(from, time.Time{})
 		fps := ss.MeanFPS(from, time.Time{})
-		rtt := r.receiverRTT()
+		rtt := view.RTT
 		lost := relayAfter.Down.Lost - relayBefore.Down.Lost
 		resent := sfuAfter.Retransmits - sfuBefore.Retransmits
 		t.Logf("%s: %s; relay %+v", ph.name, ss.Summary(from, time.Time{}), relayAfter)
@@ -192,16 +193,20 @@ func TestAdaptationDelayJitterThroughRelay(t *testing.T) {
 		func() (bool, string) { return showsWho(r.receiver, who{"Sender", r.senderID, red}) })
 }
 
-// downlinkCounters are the receiver's downlink figures the admin API gives.
-type downlinkCounters struct {
-	Retransmits    int     `json:"retransmits"`    // packets the SFU resent to the receiver
-	PlayoutDelayMS float64 `json:"playoutDelayMs"` // least playout delay asked of its video
+// receiverView is what the admin API says of the receiver: its subscribe
+// connection's RTT and its downlink's counters.
+type receiverView struct {
+	RTT      float64 `json:"rttSubscribeMs"` // 0 if not found
+	Downlink struct {
+		Retransmits    int     `json:"retransmits"`    // packets the SFU resent to it; -1 if not found
+		PlayoutDelayMS float64 `json:"playoutDelayMs"` // least playout delay asked of its video
+	} `json:"downlink"`
 }
 
-// sfuDownlink is the SFU's view of the receiver's downlink (admin API), -1
-// retransmissions if not found.
-func (r *rig) sfuDownlink() downlinkCounters {
-	notFound := downlinkCounters{Retransmits: -1}
+// sfuView reads the receiver's receiverView from the admin API.
+func (r *rig) sfuView() receiverView {
+	var notFound receiverView
+	notFound.Downlink.Retransmits = -1
 	resp, err := http.Get(r.srv.URL() + "api/v1/rooms/" + r.room + "/participants")
 	if err != nil {
 		return notFound
@@ -209,16 +214,16 @@ func (r *rig) sfuDownlink() downlinkCounters {
 	defer resp.Body.Close()
 	var got struct {
 		Participants []struct {
-			Name     string            `json:"name"`
-			Downlink *downlinkCounters `json:"downlink"`
+			Name string `json:"name"`
+			receiverView
 		} `json:"participants"`
 	}
 	if json.NewDecoder(resp.Body).Decode(&got) != nil {
 		return notFound
 	}
 	for _, p := range got.Participants {
-		if p.Name == "Receiver" && p.Downlink != nil {
-			return *p.Downlink
+		if p.Name == "Receiver" {
+			return p.receiverView
 		}
 	}
 	return notFound
@@ -240,29 +245,4 @@ func patternCamera(t *testing.T, c colour, width, height int) chromedp.ExecAlloc
 	file := mediaFile(t, fmt.Sprintf("%s-%dx%d-pattern.y4m", c.Name, width, height),
 		"-f", "lavfi", "-i", graph, "-pix_fmt", "yuv420p")
 	return chromedp.Flag("use-file-for-fake-video-capture", file)
-}
-
-// receiverRTT is the receiver's subscribe-connection RTT in ms, as the admin
-// API reports it (0 if not found).
-func (r *rig) receiverRTT() float64 {
-	resp, err := http.Get(r.srv.URL() + "api/v1/rooms/" + r.room + "/participants")
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
-	var got struct {
-		Participants []struct {
-			Name string  `json:"name"`
-			RTT  float64 `json:"rttSubscribeMs"`
-		} `json:"participants"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&got) != nil {
-		return 0
-	}
-	for _, p := range got.Participants {
-		if p.Name == "Receiver" {
-			return p.RTT
-		}
-	}
-	return 0
 }
