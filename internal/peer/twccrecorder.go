@@ -13,8 +13,9 @@ import "encoding/binary"
 // allocations in meeting-8.
 //
 // Its output is pion's byte for byte (TestTWCCRecorderMatchesPion), except
-// that a feedback packet ends at maxFeedbackSize bytes and the next one goes
-// on where it stopped (pion's grow without bound). Pure: arrival times are
+// that a feedback packet ends before it would outgrow maxFeedbackSize bytes,
+// up to feedbackSlack bytes short of it, and the next one goes on where it
+// stopped (pion's grow without bound). Pure: arrival times are
 // microseconds from any fixed zero, given by the caller. It allocates only
 // while its arrival ring grows or shrinks with the packet rate.
 type twccRecorder struct {
@@ -47,6 +48,11 @@ const (
 	// maxFeedbackSize bounds one feedback packet, so that it fits a datagram
 	// with SRTCP's index and tag on any path; the next one reports the rest.
 	maxFeedbackSize = 1200
+	// feedbackSlack: addReceived counts the pending chunk as two chunks and
+	// the padding as 3 bytes, so a packet may end this many bytes short of
+	// maxFeedbackSize. Counting them exactly would not make the cut exact: a
+	// 13-symbol chunk encodes as two chunks, with a 14th symbol as one.
+	feedbackSlack = 5
 )
 
 // Packet status symbols.
