@@ -377,8 +377,11 @@ func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 		fromBelow bool
 	}{{"steady-cap-3000k", 3000, false}, {"steady-cap-tight", 0, false}, {"steady-cap-tight-from-below", 0, true}}
 	need := 0
-	for _, ph := range phases {
-		if ph.kbps == 0 {
+	remeasured := false
+	for i := 0; i < len(phases); i++ {
+		ph := phases[i]
+		tight := ph.kbps == 0
+		if tight {
 			ph.kbps = (need*125/100 + 999) / 1000
 		}
 		if ph.fromBelow {
@@ -408,12 +411,30 @@ func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 		}
 		switches := ss.SFUSwitches(settle, time.Time{})
 		heights := ss.HeightChanges(settle, time.Time{})
-		onTop := 0
+		onTop, topSum, topMax := 0, 0, 0
 		w := ss.Window(settle, time.Time{})
 		for _, s := range w {
 			if s.Encoding == 2 {
 				onTop++
+				topSum += s.Allocated
+				topMax = max(topMax, s.Allocated)
 			}
+		}
+		if failed := switches != 0 || onTop != len(w); failed && tight && !remeasured && onTop > 0 && topSum/onTop > need*103/100 {
+			// The sender's encoder was still climbing: the top layer took
+			// more on average than the peak the cap was computed from
+			// (measured on a busy CI box: 1165 kb/s, then 1.2 Mb/s), so the
+			// cap was tighter than the test claims. Once: measure again and
+			// run the phase again.
+			t.Logf("%s: the top layer took %d kb/s on average, above the %d kb/s measured: cap again at 1.25 × %d kb/s and run the phase again",
+				ph.name, topSum/onTop/1000, need/1000, topMax/1000)
+			need, remeasured = topMax, true
+			if !ph.fromBelow {
+				r.cap(3000) // from above again: back on the top layer first
+				time.Sleep(15 * time.Second)
+			}
+			i--
+			continue
 		}
 		t.Logf("%s: cap %d kb/s (top layer needs %d kb/s): %s", ph.name, ph.kbps, need/1000, ss.Summary(settle, time.Time{}))
 		r.report(ph.name, "cap_kbps", ph.kbps, "top_layer_needs_kbps", need/1000,
