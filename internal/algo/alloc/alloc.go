@@ -109,6 +109,15 @@ type Config struct {
 	// 100 kb/s 3 s later); a link that really is that poor costs the audio
 	// this long.
 	SuspendFarBelowAfter time.Duration
+	// OversendOnStage: the stage's video (the first source, when its
+	// Priority is 0) keeps playing its lowest step while that step costs at
+	// most this much more than the video budget (bits per second), instead of
+	// being suspended; lower-priority videos give way to it first. A few
+	// frames a second beat a paused stage (Jitsi's oversend on stage): on a
+	// 128 kb/s link the estimate once fell to 48 kb/s for seconds, and the
+	// suspended stage froze for 13 s. Beyond the bound the link cannot carry
+	// it beside the audio. 0: no oversending.
+	OversendOnStage int
 }
 
 // DefaultConfig returns the defaults (docs/bwe.md explains them).
@@ -122,6 +131,7 @@ func DefaultConfig() Config {
 		ResetAfter:           60 * time.Second,
 		SuspendAfter:         10 * time.Second,
 		SuspendFarBelowAfter: 3 * time.Second,
+		OversendOnStage:      64_000,
 	}
 }
 
@@ -131,8 +141,8 @@ func (c Config) Validate() error {
 	if !(c.UpMargin >= 0 && c.UpMargin < 1) || !(c.DownMargin >= 0 && c.DownMargin < 1) {
 		errs = append(errs, fmt.Errorf("margins must be in [0, 1), got up %v down %v", c.UpMargin, c.DownMargin))
 	}
-	if c.Dwell < 0 || c.MaxDwell < c.Dwell || c.FailWindow < 0 || c.ResetAfter < 0 || c.SuspendAfter < 0 || c.SuspendFarBelowAfter < 0 {
-		errs = append(errs, errors.New("need 0 <= Dwell <= MaxDwell and non-negative FailWindow, ResetAfter, SuspendAfter, SuspendFarBelowAfter"))
+	if c.Dwell < 0 || c.MaxDwell < c.Dwell || c.FailWindow < 0 || c.ResetAfter < 0 || c.SuspendAfter < 0 || c.SuspendFarBelowAfter < 0 || c.OversendOnStage < 0 {
+		errs = append(errs, errors.New("need 0 <= Dwell <= MaxDwell and non-negative FailWindow, ResetAfter, SuspendAfter, SuspendFarBelowAfter, OversendOnStage"))
 	}
 	return errors.Join(errs...)
 }
@@ -232,7 +242,11 @@ func (a *Allocator) Allocate(now time.Time, budget, audio int, sources []Source)
 	}
 	a.desired = audio + int(float64(wantTotal)*(1+a.cfg.UpMargin))
 
-	a.holdPass(float64(video) * (1 + a.cfg.DownMargin))
+	stage := -1
+	if n > 0 && sources[a.order[0]].Priority == 0 {
+		stage = a.order[0]
+	}
+	a.holdPass(float64(video)*(1+a.cfg.DownMargin), stage)
 	a.preemptPass(sources, float64(video)/(1+a.cfg.UpMargin))
 	a.upPass(float64(video) / (1 + a.cfg.UpMargin))
 
@@ -304,14 +318,19 @@ func (a *Allocator) state(id string) *state {
 // holdPass computes the allocation that keeps what each source has, as far as
 // the budget allows: everyone's lowest step first, then the current steps in
 // priority order. Sources without a current step (new, suspended) get nothing
-// here; upgrading them is upPass's job.
-func (a *Allocator) holdPass(budget float64) {
+// here; upgrading them is upPass's job. The playing stage video (stage: its
+// index, or -1) keeps its lowest step up to OversendOnStage over the budget.
+func (a *Allocator) holdPass(budget float64, stage int) {
 	remaining := budget
 	for _, i := range a.order {
 		a.hold[i] = -1
-		if a.cur[i] >= 0 && float64(a.ladders[i][0].rate) <= remaining {
+		if a.cur[i] < 0 {
+			continue
+		}
+		rate := float64(a.ladders[i][0].rate)
+		if rate <= remaining || i == stage && rate <= remaining+float64(a.cfg.OversendOnStage) {
 			a.hold[i] = 0
-			remaining -= float64(a.ladders[i][0].rate)
+			remaining = max(remaining-rate, 0)
 		}
 	}
 	for _, i := range a.order {

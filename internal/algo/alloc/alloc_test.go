@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -316,6 +317,7 @@ func TestWantChanges(t *testing.T) {
 // before it is suspended, SuspendFarBelowAfter when the budget is below half of it.
 func TestSuspendAfter(t *testing.T) {
 	cfg := DefaultConfig()
+	cfg.OversendOnStage = 0 // TestOversendOnStage
 	a := New(cfg)
 	srcs := []Source{src("s", 0, stage)}
 	a.Allocate(t0, 200_000, 40_000, srcs)
@@ -338,6 +340,45 @@ func TestSuspendAfter(t *testing.T) {
 	}
 	if p := picks(b.Allocate(t0.Add(time.Second+cfg.SuspendFarBelowAfter), 50_000, 40_000, srcs))[0]; p != (pick{-1, -1}) {
 		t.Fatalf("a budget below half the lowest step not suspended after %v: %v", cfg.SuspendFarBelowAfter, p)
+	}
+}
+
+// The playing stage video keeps its lowest step up to OversendOnStage over
+// the budget, never suspended there; the thumbnails give way to it; a stage
+// that needs more than that is suspended after the grace as before, and one
+// not playing is not started over the budget.
+func TestOversendOnStage(t *testing.T) {
+	cfg := DefaultConfig()
+	a := New(cfg)
+	srcs := []Source{src("s", 0, stage), src("t", 1, thumb)}
+	srcs[0].Layers[0].Bitrate = [MaxTemporal + 1]int{120_000, 180_000, 300_000} // a lowest step above the oversend
+	a.Allocate(t0, 2_000_000, 40_000, srcs)
+	lowest := buildLadder(nil, &srcs[0])[0].rate
+	video := lowest - cfg.OversendOnStage/2 // the lowest step does not fit, the oversend covers it
+	for _, d := range []time.Duration{time.Second, 2 * cfg.SuspendAfter, 10 * cfg.SuspendAfter} {
+		p := picks(a.Allocate(t0.Add(d), video+40_000, 40_000, srcs))
+		if p[0] != (pick{0, 0}) || d > cfg.SuspendAfter && p[1] != (pick{-1, -1}) {
+			t.Fatalf("after %v at a video budget %d below the stage's lowest step %d: %v, want the stage on it and the thumbnail suspended", d, video, lowest, p)
+		}
+	}
+	beyond := 40_000 + (lowest-cfg.OversendOnStage)/2 // below even with the down margin
+	if p := picks(a.Allocate(t0.Add(time.Minute), beyond, 40_000, srcs)); p[0] != (pick{0, 0}) {
+		t.Fatalf("suspended at once beyond the oversend: %v, want the grace first", p)
+	}
+	if p := picks(a.Allocate(t0.Add(time.Minute+cfg.SuspendAfter), beyond, 40_000, srcs)); p[0] != (pick{-1, -1}) {
+		t.Fatalf("beyond the oversend, not suspended after the grace: %v", p)
+	}
+	if p := picks(a.Allocate(t0.Add(2*time.Minute), video+40_000, 40_000, srcs)); p[0] != (pick{-1, -1}) {
+		t.Fatalf("a suspended stage resumed over the budget: %v", p)
+	}
+	// A video at priority 1 is no stage.
+	b := New(cfg)
+	low := []Source{src("s", 1, stage)}
+	low[0].Layers[0].Bitrate = srcs[0].Layers[0].Bitrate
+	b.Allocate(t0, 2_000_000, 40_000, low)
+	b.Allocate(t0.Add(time.Second), video+40_000, 40_000, low)
+	if p := picks(b.Allocate(t0.Add(time.Second+cfg.SuspendAfter), video+40_000, 40_000, low)); p[0] != (pick{-1, -1}) {
+		t.Fatalf("a priority-1 video oversent: %v", p)
 	}
 }
 
@@ -401,9 +442,9 @@ func TestOrderAndCleanup(t *testing.T) {
 	}
 }
 
-// Properties over random inputs: the allocation fits the budget (or is the
-// lowest step of the highest priorities), nothing exceeds its want, and audio
-// is untouched.
+// Properties over random inputs: the allocation fits the budget, or only the
+// stage's lowest step is played, at most OversendOnStage over it; nothing
+// exceeds its want, and audio is untouched.
 func TestAllocateProperties(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	cfg := DefaultConfig()
@@ -434,8 +475,17 @@ func TestAllocateProperties(t *testing.T) {
 				}
 			}
 			limit := float64(max(budget-audio, 0)) * (1 + DefaultConfig().DownMargin)
-			if float64(total) > limit+1 {
-				t.Fatalf("round %d step %d: total %d over the budget %d − audio %d (+margin)", round, step, total, budget, audio)
+			if float64(total) <= limit+1 {
+				continue
+			}
+			stage := slices.IndexFunc(srcs, func(s Source) bool { return s.Priority == 0 })
+			for i, o := range out {
+				if i != stage && o.Bitrate > 0 {
+					t.Fatalf("round %d step %d: total %d over the budget %d − audio %d (+margin) with %s playing beside the stage", round, step, total, budget, audio, o.ID)
+				}
+			}
+			if stage < 0 || float64(total) > limit+float64(cfg.OversendOnStage)+1 {
+				t.Fatalf("round %d step %d: total %d over the budget %d − audio %d (+margin, + the stage's oversend)", round, step, total, budget, audio)
 			}
 		}
 	}
