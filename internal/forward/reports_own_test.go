@@ -146,3 +146,80 @@ func TestSenderReportSealedWithoutAllocating(t *testing.T) {
 		t.Errorf("%v allocations per relayed sender report, want 0", allocs)
 	}
 }
+
+// A sender report the data plane takes at the socket (ReceiveReport, the
+// reader's batch) is kept with the time it was read and reaches the receiver
+// as one relayed through pion's reader does, without an allocation; a
+// compound without the track's report changes nothing.
+func TestSenderReportTakenAtTheSocket(t *testing.T) {
+	up, d, end, viaPion := ownReportTrack(t, srtp.ProtectionProfileAeadAes128Gcm)
+	out := wire.NewBatch(16)
+	at := t0.Add(time.Minute)
+	sdes := &rtcp.SourceDescription{Chunks: []rtcp.SourceDescriptionChunk{{Source: srcVideoSSRC,
+		Items: []rtcp.SourceDescriptionItem{{Type: rtcp.SDESCNAME, Text: "x"}}}}}
+	up.ReceiveReport(at, sentBy(t, &rtcp.SenderReport{SSRC: srcVideoSSRC + 1, NTPTime: 1, RTPTime: 1}, sdes), out)
+	if _, ok := up.LastSenderReport(); ok || out.Len() != 0 {
+		t.Fatalf("another stream's report: kept %v, %d queued", ok, out.Len())
+	}
+	up.ReceiveReport(at, sentBy(t, &rtcp.SenderReport{SSRC: srcVideoSSRC, NTPTime: 0x1122334455667788, RTPTime: 9090}, sdes), out)
+	if sr, ok := up.LastSenderReport(); !ok || sr.NTPTime != 0x1122334455667788 || sr.RTPTime != 9090 || !sr.At.Equal(at) {
+		t.Fatalf("kept %+v %v", sr, ok)
+	}
+	if out.Len() != 1 || out.Flush() != 1 {
+		t.Fatal("the translation was not queued in the reader's batch")
+	}
+	want, err := (&rtcp.SenderReport{SSRC: 0xA, NTPTime: 0x1122334455667788, RTPTime: 9090 + d.proj.TimestampOffset(),
+		PacketCount: 1, OctetCount: uint32(len(vp8Key))}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := end.readRTCP(t); !bytes.Equal(got, want) {
+		t.Fatalf("the receiver got\n%x\nwant\n%x", got, want)
+	}
+	if len(*viaPion) != 0 {
+		t.Fatalf("%d reports went through pion's writer", len(*viaPion))
+	}
+	go func() { // the receiver reads what it is sent
+		buf := make([]byte, 1500)
+		for {
+			if _, err := end.conn.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	b := sentBy(t, &rtcp.SenderReport{SSRC: srcVideoSSRC, NTPTime: 1, RTPTime: 9090}, sdes)
+	allocs := testing.AllocsPerRun(100, func() {
+		b[15]++ // the NTP time's low byte
+		up.ReceiveReport(at, b, out)
+		if out.Flush() != 1 {
+			t.Fatal("report not sent")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per sender report taken at the socket, want 0", allocs)
+	}
+}
+
+// The reader's batch, full, is flushed to make room for the translation
+// (fanout-50 relays a report to 50 receivers through 16 slots).
+func TestSenderReportTakenAtTheSocketFillsTheBatch(t *testing.T) {
+	up, _, end, _ := ownReportTrack(t, srtp.ProtectionProfileAeadAes128Gcm)
+	sock, err := wire.NewSocket(udp(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := wire.NewBatch(1)
+	out.Commit(len(append(out.Slot(), 1, 2, 3)), wire.NewDest(sock, addrPort(end.conn))) // the reader's batch, full
+	up.ReceiveReport(t0, sentBy(t, &rtcp.SenderReport{SSRC: srcVideoSSRC, NTPTime: 7, RTPTime: 9090}), out)
+	if out.Len() != 1 {
+		t.Fatalf("%d queued, want the report", out.Len())
+	}
+	out.Flush()
+	_ = end.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _, err := end.conn.ReadFromUDPAddrPort(end.buf); err != nil || n != 3 {
+		t.Fatalf("the batch's first datagram: %d bytes, %v", n, err)
+	}
+	if got := end.readRTCP(t); len(got) != 28 {
+		t.Fatalf("the receiver got %x, want the relayed report", got)
+	}
+}

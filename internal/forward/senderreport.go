@@ -53,24 +53,42 @@ func (u *UpTrack) ReadFeedback(read func([]byte) (int, error)) {
 		if !ok {
 			continue
 		}
-		report := SenderReport{NTPTime: ntp, RTPTime: rtpTime, At: time.Now()}
-		u.sr.set(report)
-		downs := *u.downs.Load()
-		if out == nil && len(downs) > 0 {
+		if out == nil && len(*u.downs.Load()) > 0 {
 			out = wire.NewBatch(srBatch)
 			if u.p.Meter != nil {
 				out.Stats = &u.p.Meter.Wire
 			}
 		}
-		for _, d := range downs {
-			if out.Free() == 0 {
-				out.Flush()
-			}
-			d.relaySenderReport(report, u.p.Encoding, out)
-		}
+		u.relay(SenderReport{NTPTime: ntp, RTPTime: rtpTime, At: time.Now()}, out)
 		if out != nil {
 			out.Flush()
 		}
+	}
+}
+
+// ReceiveReport takes the sender's compound RTCP packet b (authenticated and
+// decrypted; valid only during the call) as the data plane reads it at the
+// socket (wire.Inbound.TakeWithReports), received at now, and queues the
+// report's translations in out, the socket reader's batch, which the reader
+// flushes after. It allocates nothing.
+func (u *UpTrack) ReceiveReport(now time.Time, b []byte, out *wire.Batch) {
+	ntp, rtpTime, ok := senderReport(b, u.ssrc)
+	if !ok {
+		return
+	}
+	u.relay(SenderReport{NTPTime: ntp, RTPTime: rtpTime, At: now}, out)
+}
+
+// relay keeps report and translates it for every receiver, flushing out
+// whenever it is full (nil: no receiver had joined when the caller looked,
+// and a report on the own data plane goes to none).
+func (u *UpTrack) relay(report SenderReport, out *wire.Batch) {
+	u.sr.set(report)
+	for _, d := range *u.downs.Load() {
+		if out != nil && out.Free() == 0 {
+			out.Flush()
+		}
+		d.relaySenderReport(report, u.p.Encoding, out)
 	}
 }
 

@@ -124,15 +124,17 @@ func (ri *routeIngress) start(k wire.Keys, c *inConn) {
 			slog.Warn("SRTP context", "err", err)
 			return
 		}
-		c.rtp.SetContext(ctx) // its own: pion's keeps the connection's SRTCP
-	} else {
-		open, err := k.RTCPOpener()
-		if err != nil {
-			slog.Warn("SRTCP opener", "err", err)
+		c.rtp.SetContext(ctx) // its own: pion's keeps the streams not taken
+	}
+	open, err := k.RTCPOpener()
+	if err != nil {
+		slog.Warn("SRTCP opener", "err", err)
+		if c.rtp == nil {
 			return
 		}
-		c.open = open
+		// A publish connection's sender reports stay with pion (open nil).
 	}
+	c.open = open
 	ri.mu.Lock()
 	defer ri.mu.Unlock()
 	if ri.closed {

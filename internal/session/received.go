@@ -42,12 +42,13 @@ func newReceived(in *wire.Inbound, route *wire.Route) *received {
 	return r
 }
 
-// add takes up's packets at the socket and reports on them; remove undoes it.
+// add takes up's packets and sender reports at the socket and reports on
+// them; remove undoes it.
 func (r *received) add(up *forward.UpTrack) {
 	r.mu.Lock()
 	r.ups = append(r.ups, up)
 	r.mu.Unlock()
-	r.in.Take(up.SSRC(), up.Receive)
+	r.in.TakeWithReports(up.SSRC(), up.Receive, up.ReceiveReport)
 	select {
 	case r.wake <- struct{}{}:
 	default:

@@ -58,3 +58,27 @@ func TestReceivedSendsNACKsAndReports(t *testing.T) {
 		t.Fatalf("NACKed %v, want 12 and 13 once (the round trip is an hour)", nacked)
 	}
 }
+
+// A stream the receive side takes at the socket is taken with its sender
+// reports (wire.Inbound.TakeWithReports: pion's SRTCP session decoded each),
+// which reach the UpTrack; removed, both are pion's again.
+func TestReceivedTakesTheSenderReports(t *testing.T) {
+	up := forward.NewUpTrack(forward.UpTrackParams{Kind: webrtc.RTPCodecTypeVideo, SSRC: 0x1234,
+		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000},
+		Read:  func([]byte) (int, error) { select {} }})
+	r := newReceived(wire.NewInbound(), nil)
+	r.add(up)
+	h := r.in.Reports(0x1234)
+	if h == nil {
+		t.Fatal("the stream's sender reports are not taken")
+	}
+	b, _ := (&rtcp.SenderReport{SSRC: 0x1234, NTPTime: 77, RTPTime: 88}).Marshal()
+	h(time.Now(), b, wire.NewBatch(1))
+	if sr, ok := up.LastSenderReport(); !ok || sr.NTPTime != 77 || sr.RTPTime != 88 {
+		t.Fatalf("the UpTrack kept %+v %v, want the report", sr, ok)
+	}
+	r.remove(up)
+	if r.in.Reports(0x1234) != nil {
+		t.Fatal("a removed stream's reports are still taken")
+	}
+}

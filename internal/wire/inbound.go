@@ -37,8 +37,9 @@ type Inbound struct {
 
 // taken is one taken stream.
 type taken struct {
-	handle RTPHandler
-	opened bool // a packet authenticated: its rollover counter is known
+	handle  RTPHandler
+	reports RTPHandler // its SRTCP led by its sender report (nil: pion's)
+	opened  bool       // a packet authenticated: its rollover counter is known
 }
 
 // NewInbound returns a connection's inbound side with no keys yet.
@@ -56,12 +57,29 @@ func (in *Inbound) SetContext(ctx *srtp.Context) {
 }
 
 // Take hands the packets of ssrc to h from now on.
-func (in *Inbound) Take(ssrc uint32, h RTPHandler) { in.edit(ssrc, h) }
+func (in *Inbound) Take(ssrc uint32, h RTPHandler) { in.edit(ssrc, h, nil) }
+
+// TakeWithReports is Take, and also hands reports the stream's sender's
+// compound RTCP packets, each authenticated and decrypted (by the
+// connection's SRTCP opener, see Reports), that lead with ssrc's sender
+// report.
+func (in *Inbound) TakeWithReports(ssrc uint32, h, reports RTPHandler) { in.edit(ssrc, h, reports) }
 
 // Release gives ssrc back to pion.
-func (in *Inbound) Release(ssrc uint32) { in.edit(ssrc, nil) }
+func (in *Inbound) Release(ssrc uint32) { in.edit(ssrc, nil, nil) }
 
-func (in *Inbound) edit(ssrc uint32, h RTPHandler) {
+// Reports is the handler of the SRTCP led by ssrc's sender report (nil: the
+// stream is not taken with reports). The caller opens the packet: SRTCP
+// leaves the first packet's header and SSRC in the clear, and its index
+// space is the connection's, not the SRTP context's.
+func (in *Inbound) Reports(ssrc uint32) RTPHandler {
+	if t := (*in.streams.Load())[ssrc]; t != nil {
+		return t.reports
+	}
+	return nil
+}
+
+func (in *Inbound) edit(ssrc uint32, h, reports RTPHandler) {
 	in.smu.Lock()
 	defer in.smu.Unlock()
 	cur := *in.streams.Load()
@@ -72,7 +90,7 @@ func (in *Inbound) edit(ssrc uint32, h RTPHandler) {
 		}
 	}
 	if h != nil {
-		next[ssrc] = &taken{handle: h}
+		next[ssrc] = &taken{handle: h, reports: reports}
 	}
 	in.streams.Store(&next)
 }
