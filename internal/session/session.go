@@ -258,11 +258,10 @@ func (s *Session) readLoop(ctx context.Context, in chan<- signal.Incoming) {
 }
 
 func (s *Session) writeLoop() {
+	w := newFrameWriter(s.conn, writeTimeout)
+	defer w.stop()
 	for frame := range s.out {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := s.conn.Write(ctx, websocket.MessageText, frame)
-		cancel()
-		if err != nil {
+		if err := w.write(frame); err != nil {
 			s.cancel(err)
 			for range s.out { // drain so senders never block
 			}
