@@ -46,11 +46,12 @@ func TestFrameWriteDoesNotAllocate(t *testing.T) {
 	w := newFrameWriter(server, writeTimeout)
 	defer w.stop()
 	frame := []byte(`{"type":"stats","body":{"videos":{}}}`)
+	const runs = 200
 	got := make(chan int, 1)
 	go func() { // the client: reads every message into one buffer
 		buf := make([]byte, 0, 4096)
 		n := 0
-		for {
+		for n < runs+1 { // AllocsPerRun's warm-up call, then the runs
 			_, r, err := client.Reader(context.Background())
 			if err != nil {
 				got <- n
@@ -63,8 +64,8 @@ func TestFrameWriteDoesNotAllocate(t *testing.T) {
 			}
 			n++
 		}
+		got <- n
 	}()
-	const runs = 200
 	allocs := testing.AllocsPerRun(runs, func() {
 		if err := w.write(frame); err != nil {
 			t.Fatal(err)
@@ -73,10 +74,13 @@ func TestFrameWriteDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations per frame written, want 0", allocs)
 	}
-	time.Sleep(100 * time.Millisecond) // the client reads the last frames
-	_ = client.CloseNow()
-	if n := <-got; n != runs+1 {
-		t.Errorf("the client read %d frames intact, want %d", n, runs+1)
+	select {
+	case n := <-got:
+		if n != runs+1 {
+			t.Errorf("the client read %d frames intact, want %d", n, runs+1)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the client did not read every frame within 10 s")
 	}
 }
 
