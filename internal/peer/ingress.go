@@ -118,6 +118,13 @@ func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out
 	if c.feedbackOnly && !leadsWithTransportCC(b) {
 		return in.dropReports(c, b)
 	}
+	return in.openAndHand(c, b, now, out, c.handle)
+}
+
+// openAndHand authenticates and decrypts SRTCP datagram b in place with c's
+// opener and hands the plain packet to h; a datagram that does not
+// authenticate is counted and dropped. It reports that b was taken.
+func (in *ingress) openAndHand(c *inConn, b []byte, now time.Time, out *wire.Batch, h func(time.Time, []byte, *wire.Batch)) bool {
 	c.mu.Lock()
 	plain, err := c.open.Open(b[:0], b)
 	c.mu.Unlock()
@@ -128,7 +135,7 @@ func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out
 	}
 	c.taken.Add(1)
 	in.taken.Add(1)
-	c.handle(now, plain, out)
+	h(now, plain, out)
 	return true
 }
 
@@ -192,18 +199,7 @@ func (in *ingress) takeSenderReport(c *inConn, b []byte, now time.Time, out *wir
 	if h == nil {
 		return false
 	}
-	c.mu.Lock()
-	plain, err := c.open.Open(b[:0], b)
-	c.mu.Unlock()
-	if err != nil {
-		c.rejected.Add(1)
-		in.rejected.Add(1)
-		return true // pion's context could not authenticate it either
-	}
-	c.taken.Add(1)
-	in.taken.Add(1)
-	h(now, plain, out)
-	return true
+	return in.openAndHand(c, b, now, out, h)
 }
 
 // takeRTP handles datagram b from addr if it is SRTP of a stream a publish
