@@ -421,7 +421,16 @@ func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 				topMax = max(topMax, s.Allocated)
 			}
 		}
-		if failed := switches > 2 || onTop < len(w)*9/10; failed && tight && !remeasured && onTop > 0 && topSum/onTop > need*103/100 {
+		// At 3 Mb/s nothing may move. At the tight cap a noisy encoder's
+		// burst now and then overflows the drop-tail queue (CI, twice in
+		// late November: 29 and 49 packets lost, one or two down-and-up
+		// pairs): one pair a minute is the estimate answering real loss;
+		// the flapping this test was written against was 8 a minute.
+		maxSwitches, minOnTop := 0, len(w)
+		if tight {
+			maxSwitches, minOnTop = 2, len(w)*9/10
+		}
+		if failed := switches > maxSwitches || onTop < minOnTop; failed && tight && !remeasured && onTop > 0 && topSum/onTop > need*103/100 {
 			// The sender's encoder was still climbing: the top layer took
 			// more on average than the peak the cap was computed from
 			// (measured on a busy CI box: 1165 kb/s, then 1.2 Mb/s), so the
@@ -441,15 +450,6 @@ func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 		r.report(ph.name, "cap_kbps", ph.kbps, "top_layer_needs_kbps", need/1000,
 			"sfu_switches_per_minute", switches, "decoded_height_changes", heights,
 			"share_on_top", fmt.Sprintf("%.0f%%", 100*float64(onTop)/float64(max(len(w), 1))))
-		// At 3 Mb/s nothing may move. At the tight cap a noisy encoder's
-		// burst now and then overflows the drop-tail queue (CI, twice in
-		// late November: 29 and 49 packets lost, one or two down-and-up
-		// pairs): one pair a minute is the estimate answering real loss;
-		// the flapping this test was written against was 8 a minute.
-		maxSwitches, minOnTop := 0, len(w)
-		if tight {
-			maxSwitches, minOnTop = 2, len(w)*9/10
-		}
 		if switches > maxSwitches {
 			t.Errorf("%s: %d layer switches in the 60 s after settling, want at most %d", ph.name, switches, maxSwitches)
 		}
