@@ -11,7 +11,8 @@
 // switches: an upgrade needs the budget to cover the new total with a margin
 // for a dwell time, and a failed upgrade (downgraded soon after) doubles that
 // source's dwell; a downgrade happens at once when the allocation exceeds the
-// budget.
+// budget by more than a shortfall margin, and after a short grace when it
+// exceeds it by less (one delay-based cut of the estimate).
 //
 // The Allocator is a pure state machine: time is an argument, it starts no
 // goroutine, takes no lock and does not log.
@@ -118,6 +119,18 @@ type Config struct {
 	// suspended stage froze for 13 s. Beyond the bound the link cannot carry
 	// it beside the audio. 0: no oversending.
 	OversendOnStage int
+	// ShortfallMargin, ShortfallGrace: a playing source whose current step
+	// no longer fits (1 + DownMargin) × the video budget, but fits
+	// (1 + ShortfallMargin) × it, keeps that step for ShortfallGrace before it
+	// is lowered. One delay-based overuse cuts the estimate to 0.85 × what was
+	// delivered, just under what the allocation costs: at a cap 25 % above
+	// the top layer a burst of a noisy encoder's frames did that, and the
+	// layer went down and back up two or three times a minute (CI), while the
+	// estimate was back above the layer within a second or two. A capacity
+	// that really fell below the allocation cuts the estimate to 0.85 × the
+	// lower delivery, past the margin, and the layer goes at once.
+	ShortfallMargin float64
+	ShortfallGrace  time.Duration
 }
 
 // DefaultConfig returns the defaults (docs/bwe.md explains them).
@@ -132,6 +145,8 @@ func DefaultConfig() Config {
 		SuspendAfter:         10 * time.Second,
 		SuspendFarBelowAfter: 3 * time.Second,
 		OversendOnStage:      64_000,
+		ShortfallMargin:      0.25,
+		ShortfallGrace:       2 * time.Second,
 	}
 }
 
@@ -141,8 +156,11 @@ func (c Config) Validate() error {
 	if !(c.UpMargin >= 0 && c.UpMargin < 1) || !(c.DownMargin >= 0 && c.DownMargin < 1) {
 		errs = append(errs, fmt.Errorf("margins must be in [0, 1), got up %v down %v", c.UpMargin, c.DownMargin))
 	}
-	if c.Dwell < 0 || c.MaxDwell < c.Dwell || c.FailWindow < 0 || c.ResetAfter < 0 || c.SuspendAfter < 0 || c.SuspendFarBelowAfter < 0 || c.OversendOnStage < 0 {
-		errs = append(errs, errors.New("need 0 <= Dwell <= MaxDwell and non-negative FailWindow, ResetAfter, SuspendAfter, SuspendFarBelowAfter, OversendOnStage"))
+	if !(c.ShortfallMargin >= c.DownMargin && c.ShortfallMargin < 1) {
+		errs = append(errs, fmt.Errorf("ShortfallMargin must be in [DownMargin, 1), got %v", c.ShortfallMargin))
+	}
+	if c.Dwell < 0 || c.MaxDwell < c.Dwell || c.FailWindow < 0 || c.ResetAfter < 0 || c.SuspendAfter < 0 || c.SuspendFarBelowAfter < 0 || c.OversendOnStage < 0 || c.ShortfallGrace < 0 {
+		errs = append(errs, errors.New("need 0 <= Dwell <= MaxDwell and non-negative FailWindow, ResetAfter, SuspendAfter, SuspendFarBelowAfter, OversendOnStage, ShortfallGrace"))
 	}
 	return errors.Join(errs...)
 }
@@ -181,12 +199,16 @@ type Allocator struct {
 	gen     uint64
 	desired int
 	next    time.Time
+	// shortfall: since when the allocation has been kept in the shortfall
+	// grace; zero when it is not.
+	shortfall time.Time
 
 	// Scratch, reused between calls.
 	ladders [][]step
 	order   []int
 	cur     []int // index of the current step in each ladder; -1 none
 	hold    []int
+	spare   []int // the hold allocation with ShortfallMargin
 	up      []int
 	out     []Allocation // what Allocate returns
 }
@@ -246,13 +268,14 @@ func (a *Allocator) Allocate(now time.Time, budget, audio int, sources []Source)
 	if n > 0 && sources[a.order[0]].Priority == 0 {
 		stage = a.order[0]
 	}
-	a.holdPass(float64(video)*(1+a.cfg.DownMargin), stage)
+	a.next = time.Time{}
+	a.holdPass(a.hold, float64(video)*(1+a.cfg.DownMargin), stage)
+	a.keepInShortfall(now, float64(video)*(1+a.cfg.ShortfallMargin), stage)
 	a.preemptPass(sources, float64(video)/(1+a.cfg.UpMargin))
 	a.upPass(float64(video) / (1 + a.cfg.UpMargin))
 
 	a.out = slices.Grow(a.out[:0], n)[:n]
 	out := a.out
-	a.next = time.Time{}
 	for i := range sources {
 		out[i] = a.decide(now, &sources[i], i, video)
 	}
@@ -295,6 +318,7 @@ func (a *Allocator) prepare(n int) {
 	}
 	a.cur = resize(a.cur, n)
 	a.hold = resize(a.hold, n)
+	a.spare = resize(a.spare, n)
 	a.up = resize(a.up, n)
 }
 
@@ -315,38 +339,85 @@ func (a *Allocator) state(id string) *state {
 	return st
 }
 
-// holdPass computes the allocation that keeps what each source has, as far as
-// the budget allows: everyone's lowest step first, then the current steps in
-// priority order. Sources without a current step (new, suspended) get nothing
-// here; upgrading them is upPass's job. The playing stage video (stage: its
-// index, or -1) keeps its lowest step up to OversendOnStage over the budget.
-func (a *Allocator) holdPass(budget float64, stage int) {
+// holdPass computes into hold the allocation that keeps what each source has,
+// as far as the budget allows: everyone's lowest step first, then the current
+// steps in priority order. Sources without a current step (new, suspended) get
+// nothing here; upgrading them is upPass's job. The playing stage video
+// (stage: its index, or -1) keeps its lowest step up to OversendOnStage over
+// the budget.
+func (a *Allocator) holdPass(hold []int, budget float64, stage int) {
 	remaining := budget
 	for _, i := range a.order {
-		a.hold[i] = -1
+		hold[i] = -1
 		if a.cur[i] < 0 {
 			continue
 		}
 		rate := float64(a.ladders[i][0].rate)
 		if rate <= remaining || i == stage && rate <= remaining+float64(a.cfg.OversendOnStage) {
-			a.hold[i] = 0
+			hold[i] = 0
 			remaining = max(remaining-rate, 0)
 		}
 	}
 	for _, i := range a.order {
-		if a.hold[i] < 0 {
+		if hold[i] < 0 {
 			continue
 		}
 		lad := a.ladders[i]
 		base := lad[0].rate
 		for k := a.cur[i]; k > 0; k-- {
 			if extra := float64(lad[k].rate - base); extra <= remaining {
-				a.hold[i] = k
+				hold[i] = k
 				remaining -= extra
 				break
 			}
 		}
 	}
+}
+
+// keepInShortfall makes the hold allocation the current one, for at most
+// ShortfallGrace, when holdPass lowered a playing video but the current
+// allocation fits budget (the video budget with ShortfallMargin): one cut of
+// the estimate, which is back within a second or two when the link still
+// carries what is sent. The allocation is kept whole, so nothing climbs with
+// what a lowered video would have freed.
+func (a *Allocator) keepInShortfall(now time.Time, budget float64, stage int) {
+	if !a.lowersPlaying(a.hold) || a.suspendsPlaying(a.hold) {
+		a.shortfall = time.Time{} // suspending has its own grace (SuspendAfter)
+		return
+	}
+	a.holdPass(a.spare, budget, stage)
+	if a.lowersPlaying(a.spare) {
+		a.shortfall = time.Time{} // short by more than the margin: lowered at once
+		return
+	}
+	if a.shortfall.IsZero() {
+		a.shortfall = now
+	}
+	if due := a.shortfall.Add(a.cfg.ShortfallGrace); now.Before(due) {
+		copy(a.hold, a.spare)
+		a.next = due
+	}
+}
+
+// lowersPlaying reports whether hold puts a playing video below its current
+// step.
+func (a *Allocator) lowersPlaying(hold []int) bool {
+	for i, h := range hold {
+		if a.cur[i] >= 0 && h < a.cur[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// suspendsPlaying reports whether hold leaves a playing video without a step.
+func (a *Allocator) suspendsPlaying(hold []int) bool {
+	for i, h := range hold {
+		if a.cur[i] >= 0 && h < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // preemptPass lowers, for each source that Preempts (in priority order), the
