@@ -70,6 +70,7 @@ type Link struct {
 	competing atomic.Bool         // bwe.Estimator.Competing
 	loss      atomic.Uint64       // math.Float64bits of the last closed loss window's fraction
 	playout   *playout.Controller // Run's
+	pathRTT   playout.PathRTT     // Run's: the round trip the playout delay is asked from
 	asked     atomic.Uint32       // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
@@ -104,7 +105,9 @@ type LinkStats struct {
 
 // NewLink returns a link whose estimator starts from cfg.
 func NewLink(cfg bwe.Config) *Link {
-	l := &Link{est: bwe.New(cfg), clock: time.Now, out: wire.NewBatch(probeBatch), playout: playout.New(playout.DefaultConfig())}
+	pcfg := playout.DefaultConfig()
+	l := &Link{est: bwe.New(cfg), clock: time.Now, out: wire.NewBatch(probeBatch),
+		playout: playout.New(pcfg), pathRTT: playout.NewPathRTT(pcfg.PathWindow)}
 	l.publishLocked()
 	l.downs.Store(&[]*DownTrack{})
 	return l
@@ -215,13 +218,20 @@ func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool)
 // playoutAsked marks Link.asked as holding a delay.
 const playoutAsked = 1 << 31
 
-// askPlayout decides the playout delay asked of the receiver from its round
-// trip and the repairs it needed (algo/playout); once one was asked, every
-// video packet carries the extension, 0 included, since the receiver keeps
-// the last it saw.
+// askPlayout decides the playout delay asked of the receiver from its path's
+// round trip and the repairs it needed (algo/playout); once one was asked,
+// every video packet carries the extension, 0 included, since the receiver
+// keeps the last it saw.
+//
+// The round trip is the least of the last 10 s (playout.PathRTT), without
+// the queue the retransmission window adds: behind a 128 kb/s cap both round
+// trips are mostly the bottleneck's standing queue, and the 500–600 ms asked
+// from them went with longer freezes than asking nothing (docs/adaptation.md).
+// A queue that drains within the window is left out; the cap's did not drain
+// (450 ms still asked there). A path 300 ms long each way still asks.
 func (l *Link) askPlayout(now time.Time) {
-	rtt, _ := l.retransmitWindow()
-	least := l.playout.Update(now, rtt, l.stats.retransmits.Load())
+	l.pathRTT.Observe(now, l.roundTrip())
+	least := l.playout.Update(now, l.pathRTT.Least(now), l.stats.retransmits.Load())
 	if least == 0 && l.asked.Load() == 0 {
 		return
 	}
@@ -389,12 +399,18 @@ func (l *Link) handleTransportCC(now time.Time, b []byte) {
 // seconds (5 % loss: 23 instead of 28 fps); the feedback one reads a little
 // high by the receiver's feedback interval, never that far off.
 func (l *Link) retransmitWindow() (rtt, maxAge time.Duration) {
-	rtt = time.Duration(l.rtt.Load())
+	rtt = l.roundTrip() + time.Duration(l.queue.Load())
+	return rtt, max(retransmitMinAge, retransmitRTTs*rtt)
+}
+
+// roundTrip is the lower of the ICE and the feedback round trips (0: neither
+// known yet), queue included as far as the samples carry it.
+func (l *Link) roundTrip() time.Duration {
+	rtt := time.Duration(l.rtt.Load())
 	if fb := time.Duration(l.fbRTT.Load()); fb > 0 && (rtt == 0 || fb < rtt) {
 		rtt = fb
 	}
-	rtt += time.Duration(l.queue.Load())
-	return rtt, max(retransmitMinAge, retransmitRTTs*rtt)
+	return rtt
 }
 
 // allowRetransmitLocked spends bytes of the retransmission budget, refilled

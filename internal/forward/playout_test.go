@@ -101,3 +101,67 @@ func TestPlayoutDelayNotNegotiated(t *testing.T) {
 		}
 	}
 }
+
+// TestPlayoutDelayAskedFromThePathNotItsQueue: the delay is asked from the
+// least round trip of the last seconds, without the queue. A round trip that
+// a standing queue inflates on a short path (as behind a 128 kb/s cap) asks
+// nothing while the window still holds the path's own; a long path asks as
+// before. The retransmission window keeps the queue either way.
+func TestPlayoutDelayAskedFromThePathNotItsQueue(t *testing.T) {
+	tick := 50 * time.Millisecond
+	tests := []struct {
+		name            string
+		before          time.Duration // ICE RTT for the first 5 s, no repairs
+		rtt, fb, queue  time.Duration // then, with 3 repairs a second, for 8 s
+		want            time.Duration
+		wantRetransmitW time.Duration // the retransmission window's RTT then
+	}{
+		{"a queue behind a cap", 20 * time.Millisecond, 340 * time.Millisecond, 300 * time.Millisecond, 70 * time.Millisecond, 0, 370 * time.Millisecond},
+		{"the queue estimate alone", 20 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond, 300 * time.Millisecond, 0, 320 * time.Millisecond},
+		{"a long path", 600 * time.Millisecond, 600 * time.Millisecond, 610 * time.Millisecond, 5 * time.Millisecond, 750 * time.Millisecond, 605 * time.Millisecond},
+		{"a path long for less than the window", 20 * time.Millisecond, 600 * time.Millisecond, 0, 0, 0, 600 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		l := NewLink(bwe.DefaultConfig())
+		at := t0
+		l.SetRTT(tt.before)
+		for ; at.Before(t0.Add(5 * time.Second)); at = at.Add(tick) {
+			l.askPlayout(at)
+		}
+		l.SetRTT(tt.rtt)
+		l.fbRTT.Store(int64(tt.fb))
+		l.queue.Store(int64(tt.queue))
+		for i := 0; at.Before(t0.Add(13 * time.Second)); at, i = at.Add(tick), i+1 {
+			if i%7 == 0 {
+				l.stats.retransmits.Add(1)
+			}
+			l.askPlayout(at)
+			if got := l.Stats().PlayoutDelay; got != tt.want && got != 0 {
+				t.Fatalf("%s: asked %v at %v, want %v", tt.name, got, at.Sub(t0), tt.want)
+			}
+		}
+		if got := l.Stats().PlayoutDelay; got != tt.want {
+			t.Errorf("%s: asked %v, want %v", tt.name, got, tt.want)
+		}
+		if rtt, _ := l.retransmitWindow(); rtt != tt.wantRetransmitW {
+			t.Errorf("%s: retransmission window's RTT %v, want %v (the queue kept)", tt.name, rtt, tt.wantRetransmitW)
+		}
+	}
+}
+
+// The tracker is fed on the link's timer tick: no allocation there.
+func TestAskPlayoutDoesNotAllocate(t *testing.T) {
+	l := NewLink(bwe.DefaultConfig())
+	l.SetRTT(600 * time.Millisecond)
+	at := t0
+	if n := testing.AllocsPerRun(1000, func() {
+		at = at.Add(50 * time.Millisecond)
+		l.stats.retransmits.Add(1)
+		l.askPlayout(at)
+	}); n != 0 {
+		t.Errorf("%v allocations an askPlayout, want 0", n)
+	}
+	if l.Stats().PlayoutDelay == 0 {
+		t.Error("nothing asked: the loop did not reach the delay")
+	}
+}

@@ -42,14 +42,19 @@ type Config struct {
 	MinRepairs uint64
 	// Hold is how long the delay stays after repairs stop.
 	Hold time.Duration
+	// PathWindow: the round trip the delay is asked from is the least
+	// sampled over it (PathRTT), the path's without a standing queue.
+	PathWindow time.Duration
 }
 
-// DefaultConfig: from a 250 ms round trip, ask RTT + 150 ms, at most 1 s,
-// while three or more packets a 5 s window are repaired, for 30 s after.
+// DefaultConfig: from a 250 ms round trip (the least of 10 s), ask RTT +
+// 150 ms, at most 1 s, while three or more packets a 5 s window are repaired,
+// for 30 s after.
 func DefaultConfig() Config {
 	return Config{
 		MinRTT: 250 * time.Millisecond, Margin: 150 * time.Millisecond, Max: time.Second,
 		Step: 50 * time.Millisecond, Window: 5 * time.Second, MinRepairs: 3, Hold: 30 * time.Second,
+		PathWindow: 10 * time.Second,
 	}
 }
 
@@ -69,8 +74,9 @@ type Controller struct {
 // New returns a controller that asks nothing yet.
 func New(cfg Config) *Controller { return &Controller{cfg: cfg} }
 
-// Update takes the receiver's round trip (0: unknown) and its count of
-// retransmitted packets so far, and returns the least playout delay to ask
+// Update takes the round trip of the receiver's path (0: unknown; the owner
+// passes PathRTT's least, without the queue) and its count of retransmitted
+// packets so far, and returns the least playout delay to ask
 // for; 0 asks nothing.
 func (c *Controller) Update(now time.Time, rtt time.Duration, repairs uint64) time.Duration {
 	if !c.started {
