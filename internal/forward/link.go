@@ -2,7 +2,6 @@ package forward
 
 import (
 	"encoding/binary"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +67,6 @@ type Link struct {
 	fbRTT     atomic.Int64        // round trip from transport-wide feedback, nanoseconds; 0: unknown
 	queue     atomic.Int64        // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
 	competing atomic.Bool         // bwe.Estimator.Competing
-	loss      atomic.Uint64       // math.Float64bits of the last closed loss window's fraction
 	playout   *playout.Controller // Run's
 	pathRTT   playout.PathRTT     // Run's: the round trip the playout delay is asked from
 	asked     atomic.Uint32       // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
@@ -121,12 +119,7 @@ func (l *Link) publishLocked() {
 	l.fbRTT.Store(int64(l.est.RTT()))
 	l.queue.Store(int64(l.est.QueueDelay()))
 	l.competing.Store(l.est.Competing())
-	l.loss.Store(math.Float64bits(l.est.LossFraction()))
 }
-
-// LossFraction is the fraction of the media lost in the estimator's last
-// closed loss window (about a second).
-func (l *Link) LossFraction() float64 { return math.Float64frombits(l.loss.Load()) }
 
 // Competing reports that the estimator holds its share beside flows that do
 // not back off (bwe.Estimator.Competing): their losses hit this receiver's

@@ -45,8 +45,7 @@ type bandwidthState struct {
 	suspended []string                    // last told to the client
 	told      bool
 	nextStats time.Time
-	stats     signal.Stats   // last sent; its Videos map is reused
-	lossHold  alloc.LossHold // videos held to their lowest encoding beside lossy downloads
+	stats     signal.Stats // last sent; its Videos map is reused
 }
 
 func newBandwidthState() bandwidthState {
@@ -72,11 +71,6 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 			continue
 		}
 		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(lr, now), Want: s.settings.capWant(m.constraints[string(id)])})
-	}
-	if bw.lossHold.Update(now, link.Competing(), link.LossFraction()) {
-		for i := range sources {
-			sources[i].Lowest = true
-		}
 	}
 	lr.sources = sources
 	sharesFirst(sources)

@@ -65,9 +65,6 @@ type Source struct {
 	// measured first kept its top layer and a share started later stayed on
 	// its lowest.
 	Preempts bool
-	// Lowest: forward only its lowest active encoding, at any of its
-	// temporal layers (LossHold).
-	Lowest bool
 }
 
 // Allocation is the decision for one source.

@@ -61,18 +61,9 @@ func effectiveRates(l *Layer, e int) [MaxTemporal + 1]int {
 
 // WantedEncoding is the encoding what the receiver shows of s calls for,
 // bandwidth aside: layers.Choose over its active encodings, without a budget.
-// For a Lowest source it is at most its lowest active encoding.
 func (s *Source) WantedEncoding() int {
 	var buf [4]layers.Encoding // on the stack (Choose keeps nothing); more encodings would spill to the heap
-	want := layers.Choose(encodings(buf[:0], s.Layers), s.Want, 0).Encoding
-	if s.Lowest {
-		for e, l := range s.Layers {
-			if l.Active && e < want {
-				return e
-			}
-		}
-	}
-	return want
+	return layers.Choose(encodings(buf[:0], s.Layers), s.Want, 0).Encoding
 }
 
 // encodings appends ls to dst as layers.Choose takes them.

@@ -394,9 +394,6 @@ func (e *Estimator) clamp(v float64) int {
 // flows that do not back off, and their losses hit our media too.
 func (e *Estimator) Competing() bool { return e.compete.on }
 
-// LossFraction is the loss fraction of the last closed loss window.
-func (e *Estimator) LossFraction() float64 { return e.lossFraction }
-
 // SetWanted tells the estimator what the receiver's media would take with no
 // bandwidth limit (alloc.Allocator.Desired: 0 when nothing is held back). In
 // competitive mode the estimate grows past what we send only towards it.
