@@ -362,13 +362,13 @@ func TestAdaptationAt128kbps(t *testing.T) {
 }
 
 // A steady cap just above what the top layer needs: after settling, no layer
-// switch in 60 s at 3 Mb/s, at most one down-and-up pair and 90 % on top at
-// the tight cap. Run at 3 Mb/s, then at a cap computed from the measured rate
-// of the top layer (need × 1.25: the upgrade margin of 5 %, an estimate that
-// settles near 90 % of a tbf's rate, the wire's overhead), both on the top
-// layer after 15 s; then at that cap again reached from a 500 kb/s dip, where
-// the estimate has to climb to it: after 30 s of settling, no switch either and
-// all of the next 60 s on the top layer (docs/adaptation.md).
+// switch in 60 s at 3 Mb/s, at most three down-and-up pairs and 75 % on top
+// at the tight cap. Run at 3 Mb/s, then at a cap computed from the measured
+// rate of the top layer (need × 1.25: the upgrade margin of 5 %, an estimate
+// that settles near 90 % of a tbf's rate, the wire's overhead), both on the
+// top layer after 15 s; then at that cap again reached from a 500 kb/s dip,
+// where the estimate has to climb to it: judged as the tight cap after 30 s of
+// settling (docs/adaptation.md).
 func TestAdaptationSteadyCapDoesNotFlap(t *testing.T) {
 	r := newRig(t, "e2e-adapt-steady")
 	r.steady(45 * time.Second)
