@@ -11,7 +11,7 @@ import (
 )
 
 // traceDownlink appends the receiver's downlink state from the admin API
-// (estimate, its parts, probes, overuses; switch events left out) with the
+// (estimate, its parts, probes, overuses, the latest switch events) with the
 // time and phase to $PODIUM_TCPSHARE_TRACE, one line a call (every 200 ms):
 // it told the allocator's back-off from a slow estimate (docs/bwe.md).
 func (s *shareRun) traceDownlink(phase string) {
@@ -38,7 +38,6 @@ func (s *shareRun) traceDownlink(phase string) {
 			continue
 		}
 		delete(p.Downlink, "videos")
-		delete(p.Downlink, "switchEvents")
 		b, _ := json.Marshal(p.Downlink)
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {

@@ -39,6 +39,7 @@ type DownTrack struct {
 	accepts  atomic.Uint32              // video: bit e set when encoding e's packets may be forwarded
 	link     atomic.Pointer[Link]       // the receiver connection's congestion control (nil: none)
 	route    atomic.Pointer[wire.Route] // the receiver connection's data-plane route (nil: pion sends)
+	breaks   atomic.Uint64              // video: the receiver's picture broke (Breaks)
 
 	// mu guards everything below. On the own data plane it is never held
 	// across a system call: packets are protected into the caller's
@@ -93,6 +94,11 @@ type DownCounters struct {
 	DroppedSwitched  uint64 // audio slot: a packet of a former source, or older than its source's first
 	Fills            uint64 // padding-only packets sent under the number of a late packet dropped (fillLocked)
 }
+
+// Breaks counts the times the receiver's picture of this video broke: a
+// segment given up for a loss that could not be repaired, or the receiver's
+// own keyframe request (PLI, FIR).
+func (d *DownTrack) Breaks() uint64 { return d.breaks.Load() }
 
 // Counters reads the DownTrack's counters.
 func (d *DownTrack) Counters() DownCounters {

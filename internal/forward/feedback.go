@@ -71,6 +71,7 @@ func (d *DownTrack) handleRTCP(now time.Time, pkts []rtcp.Packet, out *wire.Batc
 				continue // an audio slot
 			}
 			d.up.stats.ReceiverKeyframes.Add(1)
+			d.breaks.Add(1)
 			d.up.RequestKeyframe(now)
 		case *rtcp.TransportLayerCC, *rtcp.ReceiverEstimatedMaximumBitrate:
 			// Transport-wide: whichever of the connection's senders it reaches.
@@ -248,6 +249,7 @@ func (d *DownTrack) heldResyncLocked() {
 func (d *DownTrack) stopSegmentLocked(l *Link) {
 	d.proj.EncodingStopped(d.proj.Current())
 	d.updateAcceptsLocked()
+	d.breaks.Add(1)
 	if l != nil {
 		l.stats.resyncs.Add(1)
 	}

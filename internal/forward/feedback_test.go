@@ -168,6 +168,9 @@ func TestReceiverKeyframeRequestsReachTheSender(t *testing.T) {
 	if n := up.Stats().ReceiverKeyframes.Load(); n != 5 {
 		t.Errorf("ReceiverKeyframes = %d, want 5", n)
 	}
+	if b1, b2 := d1.Breaks(), d2.Breaks(); b1 != 3 || b2 != 2 {
+		t.Errorf("breaks %d and %d, want each receiver's own requests: 3 and 2", b1, b2)
+	}
 	if n := up.Stats().KeyframeRequests.Load(); n != 2 {
 		t.Errorf("KeyframeRequests = %d, want 2", n)
 	}

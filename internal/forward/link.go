@@ -2,6 +2,7 @@ package forward
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,7 @@ type Link struct {
 	rtt       atomic.Int64        // ICE round trip, nanoseconds; 0: unknown
 	fbRTT     atomic.Int64        // round trip from transport-wide feedback, nanoseconds; 0: unknown
 	queue     atomic.Int64        // queueing delay on the path now, nanoseconds (bwe.Estimator.QueueDelay)
+	loss      atomic.Uint64       // math.Float64bits of bwe.Estimator.LossFraction
 	competing atomic.Bool         // bwe.Estimator.Competing
 	playout   *playout.Controller // Run's
 	pathRTT   playout.PathRTT     // Run's: the round trip the playout delay is asked from
@@ -118,6 +120,7 @@ func (l *Link) publishLocked() {
 	l.delivered.Store(int64(l.est.Delivered()))
 	l.fbRTT.Store(int64(l.est.RTT()))
 	l.queue.Store(int64(l.est.QueueDelay()))
+	l.loss.Store(math.Float64bits(l.est.LossFraction()))
 	l.competing.Store(l.est.Competing())
 }
 
@@ -125,6 +128,12 @@ func (l *Link) publishLocked() {
 // not back off (bwe.Estimator.Competing): their losses hit this receiver's
 // media too.
 func (l *Link) Competing() bool { return l.competing.Load() }
+
+// Path is what the estimator sees of the path now: the share of our packets
+// the last loss window lost, and the queueing delay.
+func (l *Link) Path() (loss float64, queue time.Duration) {
+	return math.Float64frombits(l.loss.Load()), time.Duration(l.queue.Load())
+}
 
 // Estimate is the current send-side bandwidth estimate in bits per second.
 func (l *Link) Estimate() int { return int(l.estimate.Load()) }

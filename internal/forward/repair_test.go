@@ -156,6 +156,9 @@ func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
 	if s := r.l.Stats(); s.Resyncs != 1 || s.Retransmits != 0 {
 		t.Errorf("resyncs %d retransmits %d, want 1 and 0", s.Resyncs, s.Retransmits)
 	}
+	if n := r.d.Breaks(); n != 1 {
+		t.Errorf("breaks %d, want 1: the segment given up", n)
+	}
 }
 
 // A base-layer loss within resyncHold of the segment's keyframe (which may

@@ -8,6 +8,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/algo/alloc"
+	"github.com/podium-sfu/podium/internal/algo/bwe"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/signal"
 )
@@ -26,6 +27,9 @@ type SwitchEvent struct {
 	From     string    `json:"from"`
 	To       string    `json:"to"`
 	Estimate int       `json:"estimate"` // the budget it was decided under, bits/s
+	// Ceiling is the highest encoding the video's breaks on a crowded path
+	// allowed (alloc.BreakCeiling); -1: none.
+	Ceiling int `json:"ceiling"`
 }
 
 func layerName(a alloc.Allocation) string {
@@ -38,18 +42,20 @@ func layerName(a alloc.Allocation) string {
 // bandwidthState is a receiver's layer allocation under its bandwidth estimate.
 type bandwidthState struct {
 	alloc     *alloc.Allocator
-	last      map[string]alloc.Allocation // by source, as last applied
-	allocated int                         // bits/s of the last allocation, audio included
-	switches  int                         // allocation changes of a playing video since join
-	events    []SwitchEvent               // the latest keptSwitches of them, oldest first
-	suspended []string                    // last told to the client
+	last      map[string]alloc.Allocation    // by source, as last applied
+	allocated int                            // bits/s of the last allocation, audio included
+	switches  int                            // allocation changes of a playing video since join
+	events    []SwitchEvent                  // the latest keptSwitches of them, oldest first
+	ceilings  map[string]*alloc.BreakCeiling // by source: breaks on a crowded path hold it lower
+	suspended []string                       // last told to the client
 	told      bool
 	nextStats time.Time
 	stats     signal.Stats // last sent; its Videos map is reused
 }
 
 func newBandwidthState() bandwidthState {
-	return bandwidthState{alloc: alloc.New(alloc.DefaultConfig()), last: map[string]alloc.Allocation{}}
+	return bandwidthState{alloc: alloc.New(alloc.DefaultConfig()), last: map[string]alloc.Allocation{},
+		ceilings: map[string]*alloc.BreakCeiling{}}
 }
 
 // allocate distributes m's bandwidth estimate over the videos it receives, in
@@ -64,15 +70,22 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	bw := &m.bw
 	lr := &s.layerRound
 	sources := lr.sources[:0]
+	ceilings := lr.ceilings[:0]
 	lr.allocs = lr.allocs[:0]
 	for i, id := range m.forwarded {
 		pub, ok := s.publisher(string(id))
 		if _, forwarded := downs[string(id)]; !ok || !forwarded {
 			continue
 		}
-		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: pub.allocLayers(lr, now), Want: s.settings.capWant(m.constraints[string(id)])})
+		ls := pub.allocLayers(lr, now)
+		c := bw.breakCeiling(now, string(id), downs[string(id)], link)
+		if c >= 0 && c+1 < len(ls) {
+			ls = ls[:c+1]
+		}
+		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: ls, Want: s.settings.capWant(m.constraints[string(id)])})
+		ceilings = append(ceilings, c)
 	}
-	lr.sources = sources
+	lr.sources, lr.ceilings = sources, ceilings
 	sharesFirst(sources)
 	audio := s.audioBitrate(now, m)
 	// What the receiver demonstrably gets is a floor under the estimate: when
@@ -95,8 +108,10 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	for i, a := range out {
 		seen[a.ID] = true
 		d := downs[a.ID]
-		if _, cur := d.Layers(); a.Encoding >= 0 && cur > a.Encoding && a.Encoding < sources[i].WantedEncoding() {
-			d.ShedLayer(a.Encoding, a.MaxTemporal) // down for bandwidth: stop the congesting layer now
+		if _, cur := d.Layers(); a.Encoding >= 0 && cur > a.Encoding && (a.Encoding < sources[i].WantedEncoding() || a.Encoding+1 == len(sources[i].Layers)) {
+			// Down for bandwidth, or under a break ceiling: stop the congesting
+			// or broken layer now.
+			d.ShedLayer(a.Encoding, a.MaxTemporal)
 		} else if a.Encoding >= 0 {
 			d.SetLayer(a.Encoding, a.MaxTemporal)
 		}
@@ -113,13 +128,18 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 			if len(bw.events) == keptSwitches {
 				bw.events = append(bw.events[:0], bw.events[1:]...)
 			}
-			bw.events = append(bw.events, SwitchEvent{At: now, Source: a.ID, From: layerName(prev), To: layerName(a), Estimate: budget})
+			bw.events = append(bw.events, SwitchEvent{At: now, Source: a.ID, From: layerName(prev), To: layerName(a), Estimate: budget, Ceiling: ceilings[i]})
 		}
 		bw.last[a.ID] = a
 	}
 	for id := range bw.last {
 		if !seen[id] {
 			delete(bw.last, id) // out of the selection: its next allocation is a fresh start
+		}
+	}
+	for id := range bw.ceilings {
+		if !seen[id] {
+			delete(bw.ceilings, id)
 		}
 	}
 	// Videos outside the selection are not suspended, just not forwarded.
@@ -143,6 +163,24 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 		m.m.Send(signal.TypeStats, &bw.stats) // encoded before Send returns
 	}
 	return true
+}
+
+// breakCeiling is the highest encoding source id may get while its picture
+// breaks on a crowded path (alloc.BreakCeiling), -1 for none.
+// The breaks are counted on the encoding last allocated: after a segment is
+// given up the DownTrack forwards none until the next keyframe.
+func (bw *bandwidthState) breakCeiling(now time.Time, id string, d *forward.DownTrack, link *forward.Link) int {
+	c := bw.ceilings[id]
+	if c == nil {
+		c = &alloc.BreakCeiling{}
+		bw.ceilings[id] = c
+	}
+	current := -1
+	if a, ok := bw.last[id]; ok && !a.Suspended {
+		current = a.Encoding
+	}
+	loss, queue := link.Path()
+	return c.Update(now, d.Breaks(), current, bwe.Crowded(loss, queue), bwe.Clear(loss, queue))
 }
 
 // probeTarget is the rate the prober climbs toward: what the allocator wants

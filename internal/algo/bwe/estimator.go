@@ -390,6 +390,10 @@ func (e *Estimator) clamp(v float64) int {
 	return int(v)
 }
 
+// LossFraction is the share of our packets lost in the last closed loss
+// window, 0 before any.
+func (e *Estimator) LossFraction() float64 { return e.lossFraction }
+
 // Competing reports competitive mode (compete.go): the queue is kept full by
 // flows that do not back off, and their losses hit our media too.
 func (e *Estimator) Competing() bool { return e.compete.on }
