@@ -20,6 +20,15 @@ const (
 	// capacity drop, answering every NACK floods the link with the backlog and
 	// the loss feeds itself.
 	retransmitShare = 0.2
+	// crowdedRetransmitShare is the most NACK answers may take on a crowded
+	// path (bwe.Crowded) in competitive mode, where the share is twice the
+	// loss: at 150 kb/s and 15-30 % loss the lowest layer's repairs alone need
+	// more than 0.2, half of the answers were refused and the SFU gave up a
+	// segment a second (TCP-share run W). The flows filling that queue do not
+	// back off for our retransmissions, nor would they leave us the room we
+	// leave. Not behind a cap we fill alone (competitive mode never starts
+	// below 300 kb/s): there more answers only lengthen our own queue.
+	crowdedRetransmitShare = 0.5
 	// retransmitBurst is the retransmission budget that can build up, in time at
 	// that share: enough for a lost frame, not for a backlog.
 	retransmitBurst = 250 * time.Millisecond
@@ -416,7 +425,8 @@ func (l *Link) roundTrip() time.Duration {
 }
 
 // allowRetransmitLocked spends bytes of the retransmission budget, refilled
-// at retransmitShare of the estimate. A packet the receiver needs to decode
+// at retransmitShare of the estimate (more on a crowded path,
+// crowdedRetransmitShare). A packet the receiver needs to decode
 // on (sentLog.needed) goes first: the others leave half the burst to it, and
 // it may overdraw by one burst, since one packet costs less than the keyframe
 // the receiver needs without it. At a 128 kb/s cap the burst is three packets
@@ -424,7 +434,8 @@ func (l *Link) roundTrip() time.Duration {
 // encoding switched away from could spend it while a base-layer loss, which
 // stops the picture until a keyframe, waited (CI froze 3.2 s and 6 s).
 func (l *Link) allowRetransmitLocked(now time.Time, bytes int, needed bool) bool {
-	rate := retransmitShare * float64(l.est.Estimate()) / 8 // bytes per second
+	share := retransmitShareOf(l.est.Competing(), l.est.LossFraction(), l.est.QueueDelay())
+	rate := share * float64(l.est.Estimate()) / 8 // bytes per second
 	burst := max(rate*retransmitBurst.Seconds(), minRetransmitBurst)
 	if l.rtxAt.IsZero() {
 		l.rtxTokens = burst
@@ -442,6 +453,16 @@ func (l *Link) allowRetransmitLocked(now time.Time, bytes int, needed bool) bool
 	}
 	l.rtxTokens -= float64(bytes)
 	return true
+}
+
+// retransmitShareOf is the share of the estimate NACK answers may take:
+// retransmitShare, or twice the loss up to crowdedRetransmitShare on a
+// crowded path in competitive mode.
+func retransmitShareOf(competing bool, loss float64, queue time.Duration) float64 {
+	if !competing || !bwe.Crowded(loss, queue) {
+		return retransmitShare
+	}
+	return min(max(retransmitShare, 2*loss), crowdedRetransmitShare)
 }
 
 // Run paces probe padding and drives the estimator's timeouts until done is

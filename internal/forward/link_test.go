@@ -2,6 +2,7 @@ package forward
 
 import (
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
@@ -286,5 +287,28 @@ func TestLinkStampsSendTimeAtTheWrite(t *testing.T) {
 	v.HandleRTCP(written.Add(20*time.Millisecond), []rtcp.Packet{fb})
 	if rtt := l.Stats().Estimator.RTT; rtt != 20*time.Millisecond {
 		t.Errorf("round trip %v from a packet written 40 ms after it arrived and acknowledged 20 ms after the write, want 20ms", rtt)
+	}
+}
+
+func TestRetransmitShareOnACrowdedPath(t *testing.T) {
+	full := 100 * time.Millisecond
+	cases := []struct {
+		name      string
+		competing bool
+		loss      float64
+		queue     time.Duration
+		want      float64
+	}{
+		{"no loss", false, 0, 0, retransmitShare},
+		{"ten flows, 15 % loss, competitive mode", true, 0.15, full, 0.3},
+		{"ten flows, 30 % loss: capped", true, 0.30, full, crowdedRetransmitShare},
+		{"crowded at 8 %: twice the loss under the plain share", true, 0.08, full, retransmitShare},
+		{"our own queue behind a cap (no competitive mode)", false, 0.15, full, retransmitShare},
+		{"random loss, no queue", true, 0.15, 0, retransmitShare},
+	}
+	for _, c := range cases {
+		if got := retransmitShareOf(c.competing, c.loss, c.queue); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: share %.3f, want %.3f", c.name, got, c.want)
+		}
 	}
 }
