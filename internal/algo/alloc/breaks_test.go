@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// A trace of (seconds, break counter, current encoding, competing) and the
-// ceiling expected after each step.
+// A trace of (seconds, break counter, current encoding, path) and the
+// ceiling expected after each step. The paths name what bwe.Crowded and
+// bwe.Clear make of them (TestCrowdedAndClear).
 func TestBreakCeiling(t *testing.T) {
 	const (
 		crowded = 'c' // 10 % loss behind a 100 ms queue: ten flows
