@@ -70,7 +70,6 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 	bw := &m.bw
 	lr := &s.layerRound
 	sources := lr.sources[:0]
-	ceilings := lr.ceilings[:0]
 	lr.allocs = lr.allocs[:0]
 	for i, id := range m.forwarded {
 		pub, ok := s.publisher(string(id))
@@ -78,14 +77,12 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 			continue
 		}
 		ls := pub.allocLayers(lr, now)
-		c := bw.breakCeiling(now, string(id), downs[string(id)], link)
-		if c >= 0 && c+1 < len(ls) {
+		if c := bw.breakCeiling(now, string(id), downs[string(id)], link); c >= 0 && c+1 < len(ls) {
 			ls = ls[:c+1]
 		}
 		sources = append(sources, alloc.Source{ID: string(id), Priority: i, Layers: ls, Want: s.settings.capWant(m.constraints[string(id)])})
-		ceilings = append(ceilings, c)
 	}
-	lr.sources, lr.ceilings = sources, ceilings
+	lr.sources = sources
 	sharesFirst(sources)
 	audio := s.audioBitrate(now, m)
 	// What the receiver demonstrably gets is a floor under the estimate: when
@@ -128,7 +125,7 @@ func (s *state) allocate(now time.Time, m *member, downs map[string]*forward.Dow
 			if len(bw.events) == keptSwitches {
 				bw.events = append(bw.events[:0], bw.events[1:]...)
 			}
-			bw.events = append(bw.events, SwitchEvent{At: now, Source: a.ID, From: layerName(prev), To: layerName(a), Estimate: budget, Ceiling: ceilings[i]})
+			bw.events = append(bw.events, SwitchEvent{At: now, Source: a.ID, From: layerName(prev), To: layerName(a), Estimate: budget, Ceiling: bw.ceilings[a.ID].Held()})
 		}
 		bw.last[a.ID] = a
 	}

@@ -18,7 +18,6 @@ type layerRound struct {
 	all       []layers.Encoding             // the same, all counted active
 	active    []string                      // one publisher's RIDs to keep on
 	sources   []alloc.Source                // one receiver's videos for the allocator
-	ceilings  []int                         // their break ceilings (-1: none), by index
 	allocs    []alloc.Layer                 // backing of sources' Layers
 	allocEncs []layers.Encoding             // one publisher's encodings, for allocLayers
 	seen      map[string]bool               // sources the allocator placed

@@ -47,6 +47,11 @@ func (c *BreakCeiling) Update(now time.Time, breaks uint64, current int, crowded
 	if fresh && current > 0 && crowded {
 		c.ceiling, c.until = current-1, now.Add(BreakHold)
 	}
+	return c.Held()
+}
+
+// Held is the ceiling as the last Update left it, -1 for none.
+func (c *BreakCeiling) Held() int {
 	if c.until.IsZero() {
 		return -1
 	}

@@ -89,9 +89,9 @@ func TestBreakCeiling(t *testing.T) {
 			for i, s := range tc.steps {
 				now := t0.Add(time.Duration(s.at * float64(time.Second)))
 				p := path[s.path]
-				if got := c.Update(now, s.breaks, s.current, p[0], p[1]); got != s.want {
-					t.Fatalf("step %d (%.1f s, breaks %d on %d, path %c): ceiling %d, want %d",
-						i, s.at, s.breaks, s.current, s.path, got, s.want)
+				if got := c.Update(now, s.breaks, s.current, p[0], p[1]); got != s.want || c.Held() != got {
+					t.Fatalf("step %d (%.1f s, breaks %d on %d, path %c): ceiling %d (held %d), want %d",
+						i, s.at, s.breaks, s.current, s.path, got, c.Held(), s.want)
 				}
 			}
 		})
