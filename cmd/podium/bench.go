@@ -89,6 +89,7 @@ func benchForward(ctx context.Context, args []string) error {
 	saturate := fs.Int("saturate", 0, "saturation run: raise the load one more copy of the scenario (in a room of its own) per step, "+
 		"up to this many, until receivers lose ≥ 0.5 % or the scenario stops holding; report the highest packets/s held and its x_floor")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	fs.IntVar(&o.SFUProcs, "sfu-procs", 0, "the server's GOMAXPROCS (0: all cores); the load generator keeps all of them")
 	if err := fs.Parse(args); err != nil {
 		return err // -h: exit in main.go ends with status 0
 	}

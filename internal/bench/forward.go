@@ -37,6 +37,9 @@ type ForwardOptions struct {
 	// kind of receivers; the result then has x_floor.
 	FloorDuration time.Duration
 	FloorCommand  FloorCommand // nil: this executable's `bench floorfwd`
+	// SFUProcs, when positive, is the server child's GOMAXPROCS (the cores its
+	// Go code may run on at once); the load generator keeps the machine's.
+	SFUProcs int
 }
 
 // ForwardResult are the figures of one forwarding benchmark.
@@ -147,7 +150,7 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 		return res, err
 	}
 	res.Participants = len(sc.Participants)
-	sfu, err := StartSFU(ctx, o.Command)
+	sfu, err := StartSFU(ctx, withProcs(o.Command, o.SFUProcs))
 	if err != nil {
 		return res, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -23,6 +24,25 @@ func SelfCommand(args []string) *exec.Cmd {
 		exe = os.Args[0]
 	}
 	return exec.Command(exe, append([]string{"bench", "sfu"}, args...)...)
+}
+
+// withProcs runs command's child with GOMAXPROCS=procs (unchanged when procs ≤ 0).
+func withProcs(command SFUCommand, procs int) SFUCommand {
+	if command == nil {
+		command = SelfCommand
+	}
+	if procs <= 0 {
+		return command
+	}
+	return func(args []string) *exec.Cmd {
+		cmd := command(args)
+		env := cmd.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		cmd.Env = append(env, "GOMAXPROCS="+strconv.Itoa(procs))
+		return cmd
+	}
 }
 
 // SFU is a running child server.

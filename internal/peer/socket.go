@@ -65,7 +65,12 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 	sockets[netip.AddrPortFrom(local, sock.LocalAddr().Port())] = sock
 	n.sockets.Store(&sockets)
 	n.mu.Unlock()
-	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, kernelTime: enableRxTimestamps(c),
+	reader, err := wire.NewReader(c, enableRxTimestamps(c))
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, reader: reader,
 		ingress: n.ingress, out: wire.NewBatch(ingressBatch)}
 	if local.IsLoopback() {
 		conn.siblings = n
@@ -94,13 +99,12 @@ var errUseSibling = errors.New("from loopback to an address of our own: its sock
 
 // observingConn implements ice.AddrPortReaderWriter, which the UDP mux reads
 // through, as well as ReadFrom.
-// One goroutine reads each socket (the UDP mux), so oob is reused.
+// One goroutine reads each socket (the UDP mux), which owns the reader.
 type observingConn struct {
 	*net.UDPConn
-	arrivals   *arrivals
-	stamps     *latency.Stamps
-	guard      *guard
-	kernelTime bool // datagrams carry the kernel's arrival stamp
+	arrivals *arrivals
+	stamps   *latency.Stamps
+	guard    *guard
 	// siblings, for a socket on a loopback address: it sends nothing to an
 	// address another of our sockets is bound to (a browser on this host). Else,
 	// as the controlling agent (subscribe connections), pion may nominate the
@@ -110,9 +114,9 @@ type observingConn struct {
 	// stayed checking. Refused, that pair fails and the other is nominated. With
 	// no socket on the LAN address (media on 127.0.0.1 only) loopback serves it.
 	siblings *observingNet
-	oob      [rxOOBSize]byte
-	ingress  *ingress    // SRTCP the data plane takes (nil: none)
-	out      *wire.Batch // the reader's: answers to what ingress took
+	reader   *wire.Reader // batched reads (recvmmsg), with each datagram's arrival stamp
+	ingress  *ingress     // SRTCP the data plane takes (nil: none)
+	out      *wire.Batch  // the reader's: answers to what ingress took
 }
 
 // ingressBatch is the answers (retransmissions) to one taken datagram sent in
@@ -136,41 +140,33 @@ func (c *observingConn) observe(b, oob []byte) time.Time {
 }
 
 // ReadFromAddrPort reads the next datagram the guard lets through and the
-// data plane does not take (ingress).
+// data plane does not take (ingress), copied into b. What ingress took may
+// have queued datagrams in the reader's batch (its fan-out, answers): they go
+// before the reader waits for the socket and before pion gets a datagram.
 func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
 	for {
-		n, addr, now, err := c.read(b)
-		if err != nil || n == 0 {
-			return n, addr, err
+		if c.reader.Pending() == 0 && c.out.Len() > 0 {
+			c.out.Flush()
 		}
-		if c.guard.drop(b[:n]) {
+		p, oob, addr, err := c.reader.Next()
+		if err != nil {
+			return 0, netip.AddrPort{}, err
+		}
+		if len(p) == 0 {
 			continue
 		}
-		if c.ingress != nil && c.ingress.take(b[:n], addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
-			if c.out.Len() > 0 {
-				c.out.Flush()
-			}
+		now := c.observe(p, oob)
+		if c.guard.drop(p) {
 			continue
 		}
-		return n, addr, err
-	}
-}
-
-func (c *observingConn) read(b []byte) (int, netip.AddrPort, time.Time, error) {
-	if !c.kernelTime {
-		n, addr, err := c.UDPConn.ReadFromUDPAddrPort(b)
-		var now time.Time
-		if n > 0 {
-			now = c.observe(b[:n], nil)
+		if c.ingress != nil && c.ingress.take(p, addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
+			continue
 		}
-		return n, addr, now, err
+		if c.out.Len() > 0 {
+			c.out.Flush()
+		}
+		return copy(b, p), addr, nil
 	}
-	n, oobn, _, addr, err := c.UDPConn.ReadMsgUDPAddrPort(b, c.oob[:])
-	var now time.Time
-	if n > 0 {
-		now = c.observe(b[:n], c.oob[:oobn])
-	}
-	return n, addr, now, err
 }
 
 func (c *observingConn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, error) {
