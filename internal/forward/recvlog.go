@@ -54,19 +54,19 @@ func newRecvLog(clockRate uint32, nack bool) recvLog {
 }
 
 // add records a packet with sequence number seq and RTP timestamp ts that
-// arrived at now.
-func (r *recvLog) add(now time.Time, seq uint16, ts uint32) {
+// arrived at now; lost reports that it put packets on the NACK list.
+func (r *recvLog) add(now time.Time, seq uint16, ts uint32) (lost bool) {
 	if !r.started {
 		r.started = true
 		r.maxSeq, r.baseSeq, r.received = seq, uint32(seq), 1
 		r.lastTS, r.lastArrival = ts, now
-		return
+		return false
 	}
 	r.received++
 	diff := seq - r.maxSeq
 	if diff == 0 || diff >= 1<<15 { // a duplicate, late or retransmitted packet
 		r.found(seq)
-		return
+		return false
 	}
 	if seq < r.maxSeq {
 		r.cycles += 1 << 16
@@ -78,6 +78,7 @@ func (r *recvLog) add(now time.Time, seq uint16, ts uint32) {
 		for s := seq - min(diff-1, maxMissing); s != seq; s++ {
 			r.lose(s)
 		}
+		lost = diff > 1
 	}
 	r.maxSeq = seq
 	// Interarrival jitter (RFC 3550 A.8), from in-order packets only.
@@ -89,6 +90,7 @@ func (r *recvLog) add(now time.Time, seq uint16, ts uint32) {
 		r.jitter += (d - r.jitter) / 16
 	}
 	r.lastTS, r.lastArrival = ts, now
+	return lost
 }
 
 // lose adds seq to the NACK list, dropping the oldest entry when it is full.

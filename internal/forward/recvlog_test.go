@@ -66,3 +66,23 @@ func TestRecvLogReport(t *testing.T) {
 		t.Errorf("an interval with nothing new: %+v, want fraction 0, cumulative 10", rr)
 	}
 }
+
+// add says when it put packets on the NACK list: a gap, on a stream that
+// repairs losses; not an in-order, late, repeated or repaired packet.
+func TestRecvLogSaysWhenPacketsGoMissing(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	r := newRecvLog(90000, true)
+	for i, c := range []struct {
+		seq  uint16
+		lost bool
+	}{{10, false}, {11, false}, {14, true}, {12, false}, {14, false}, {15, false}, {65535, false}, {17, true}} {
+		if got := r.add(t0, c.seq, 0); got != c.lost {
+			t.Fatalf("packet %d (seq %d): lost %v, want %v", i, c.seq, got, c.lost)
+		}
+	}
+	noNACK := newRecvLog(90000, false)
+	noNACK.add(t0, 1, 0)
+	if noNACK.add(t0, 5, 0) {
+		t.Error("a stream without NACK feedback reported a loss to repair")
+	}
+}

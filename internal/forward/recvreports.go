@@ -32,9 +32,18 @@ func (u *UpTrack) Missing(now time.Time, rtt time.Duration, dst []uint16) []uint
 	return u.recv.nacks(now, rtt, dst)
 }
 
-// Repairs reports whether the sender answers NACKs for this stream (NACK
-// feedback negotiated for its codec): only then does Missing list anything.
-func (u *UpTrack) Repairs() bool { return u.recv.nack }
+// Awaiting reports whether packets are missing that a later Missing may list
+// (a NACK again once a round trip passed).
+func (u *UpTrack) Awaiting() bool {
+	u.rx.Lock()
+	defer u.rx.Unlock()
+	return u.recv.nMissing > 0
+}
+
+// OnLoss sets f, called when packets go missing on a stream that repairs
+// losses: on the receiving goroutine, under the stream's receive lock, so f
+// must neither block nor call back into the UpTrack.
+func (u *UpTrack) OnLoss(f func()) { u.onLoss.Store(&f) }
 
 // SSRC is the received stream's SSRC.
 func (u *UpTrack) SSRC() uint32 { return u.ssrc }

@@ -72,6 +72,8 @@ type UpTrack struct {
 	rx   sync.Mutex
 	pkt  Packet
 	recv recvLog
+	// onLoss is told when recv puts packets on its NACK list (OnLoss).
+	onLoss atomic.Pointer[func()]
 
 	// store holds the packets of this encoding that were forwarded, as
 	// received, once for every destination (video; made at the first one):
@@ -247,7 +249,11 @@ func (u *UpTrack) parse(now time.Time, raw []byte, pkt *Packet, video bool) bool
 		u.stats.Malformed.Add(1)
 		return false
 	}
-	u.recv.add(now, pkt.Header.SequenceNumber, pkt.Header.Timestamp)
+	if u.recv.add(now, pkt.Header.SequenceNumber, pkt.Header.Timestamp) {
+		if f := u.onLoss.Load(); f != nil {
+			(*f)()
+		}
+	}
 	pkt.Buf = raw
 	pkt.Payload = raw[pkt.Header.PayloadOffset:pkt.Header.PayloadEnd]
 	if len(pkt.Payload) == 0 { // padding-only probe: nothing to forward

@@ -59,6 +59,68 @@ func TestReceivedSendsNACKsAndReports(t *testing.T) {
 	}
 }
 
+// TestReceivedNACKsALossAtOnceWithoutTicking: with nothing missing the loop
+// sleeps until the report; a loss wakes it, and its NACK leaves within a
+// NACK interval, long before the report.
+func TestReceivedNACKsALossAtOnceWithoutTicking(t *testing.T) {
+	up := forward.NewUpTrack(forward.UpTrackParams{Kind: webrtc.RTPCodecTypeVideo, SSRC: 0x1234,
+		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000,
+			RTCPFeedback: []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}}},
+		Read: func([]byte) (int, error) { select {} }})
+	r := newReceived(wire.NewInbound(), nil)
+	r.add(up)
+	out := wire.NewBatch(4)
+	send := func(seq uint16) {
+		b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, SSRC: 0x1234}}).Marshal()
+		up.Receive(time.Now(), b, out)
+	}
+	got := make(chan []rtcp.Packet, 100)
+	done := make(chan struct{})
+	defer close(done)
+	started := time.Now()
+	go r.run(done, func() time.Duration { return time.Hour }, func(p []rtcp.Packet) error { got <- p; return nil })
+	for seq := uint16(1); seq <= 10; seq++ {
+		send(seq)
+		time.Sleep(10 * time.Millisecond)
+	}
+	send(13) // 11 and 12 lost
+	lostAt := time.Now()
+	select {
+	case pkts := <-got:
+		nack, ok := pkts[0].(*rtcp.TransportLayerNack)
+		if !ok || len(pkts) != 1 {
+			t.Fatalf("first RTCP %v, want the NACK alone (no report yet: the loop started %v ago)", pkts, time.Since(started))
+		}
+		if seqs := nack.Nacks[0].PacketList(); len(seqs) != 2 || seqs[0] != 11 || seqs[1] != 12 {
+			t.Fatalf("NACKed %v, want 11 and 12", seqs)
+		}
+		if wait := time.Since(lostAt); wait > 500*time.Millisecond {
+			t.Fatalf("NACK %v after the loss, want within a NACK interval (%v) of it, not at the report", wait, nackInterval)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("nothing sent in 3 s")
+	}
+}
+
+func TestNextRound(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	for _, c := range []struct {
+		name      string
+		sinceLast time.Duration
+		fast      bool
+		want      time.Duration
+	}{
+		{"waiting for repairs", 300 * time.Millisecond, true, nackInterval},
+		{"nothing missing: at the next report", 300 * time.Millisecond, false, reportInterval - 300*time.Millisecond},
+		{"report just sent", 0, false, reportInterval},
+		{"report overdue: soon, not at once", 2 * reportInterval, false, nackInterval},
+	} {
+		if got := nextRound(t0, t0.Add(-c.sinceLast), c.fast); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // A stream the receive side takes at the socket is taken with its sender
 // reports (wire.Inbound.TakeWithReports: pion's SRTCP session decoded each),
 // which reach the UpTrack; removed, both are pion's again.

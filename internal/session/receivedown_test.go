@@ -210,7 +210,7 @@ func TestReceivedOwnRoundDoesNotAllocate(t *testing.T) {
 		now = now.Add(time.Second)
 		ups[0].Receive(now, arrivals[i], out)
 		i++
-		_, seqs = r.sendOwn(d, now, 0, true, ups, seqs)
+		seqs = r.sendOwn(d, now, 0, true, ups, seqs)
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per round, want 0", allocs)
