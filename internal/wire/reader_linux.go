@@ -5,6 +5,7 @@ package wire
 import (
 	"encoding/binary"
 	"net/netip"
+	"os"
 	"strconv"
 	"unsafe"
 
@@ -62,8 +63,12 @@ func (s *readerSys) fill(r *Reader) error {
 		return err
 	}
 	r.Calls++
-	if s.errno != 0 {
-		return nil // a pending socket error (ICMP unreachable): read on
+	switch s.errno {
+	case 0:
+	case unix.ECONNREFUSED, unix.EHOSTUNREACH, unix.ENETUNREACH:
+		return nil // a pending socket error (an ICMP report): read on
+	default:
+		return os.NewSyscallError("recvmmsg", s.errno)
 	}
 	for i := range s.got {
 		h := &s.msgs[i].hdr
