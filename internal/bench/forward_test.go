@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,4 +134,16 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
+}
+
+// --sfu-procs reaches the server child as its GOMAXPROCS.
+func TestSFUProcsSetsTheChildsGOMAXPROCS(t *testing.T) {
+	base := func(args []string) *exec.Cmd { return exec.Command("podium", args...) }
+	if cmd := withProcs(base, 0)([]string{"bench", "sfu"}); cmd.Env != nil {
+		t.Errorf("with 0 the child's environment was set: %v", cmd.Env)
+	}
+	cmd := withProcs(base, 1)([]string{"bench", "sfu"})
+	if !slices.Contains(cmd.Env, "GOMAXPROCS=1") || cmd.Args[1] != "bench" {
+		t.Errorf("with 1: args %v, environment without GOMAXPROCS=1", cmd.Args)
+	}
 }
