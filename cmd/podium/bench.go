@@ -88,6 +88,7 @@ func benchForward(ctx context.Context, args []string) error {
 		"with the same kind of receivers (0: no floor, no x_floor)")
 	saturate := fs.Int("saturate", 0, "saturation run: raise the load one more copy of the scenario (in a room of its own) per step, "+
 		"up to this many, until receivers lose ≥ 0.5 % or the scenario stops holding; report the highest packets/s held and its x_floor")
+	saturateFrom := fs.Int("saturate-from", 1, "the saturation run's first load, in copies of the scenario")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
 	fs.IntVar(&o.SFUProcs, "sfu-procs", 0, "the server's GOMAXPROCS (0: all cores); the load generator keeps all of them")
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +106,7 @@ func benchForward(ctx context.Context, args []string) error {
 		}
 	}
 	if *saturate > 0 {
-		return benchSaturate(ctx, o, *saturate)
+		return benchSaturate(ctx, o, *saturateFrom, *saturate)
 	}
 	res, err := bench.Forward(ctx, o)
 	var held *bench.ScenarioError
@@ -123,8 +124,8 @@ func benchForward(ctx context.Context, args []string) error {
 	return err
 }
 
-func benchSaturate(ctx context.Context, o bench.ForwardOptions, maxCopies int) error {
-	steps, err := bench.Saturate(ctx, o, maxCopies, func(s bench.SaturationStep) {
+func benchSaturate(ctx context.Context, o bench.ForwardOptions, first, maxCopies int) error {
+	steps, err := bench.Saturate(ctx, o, first, maxCopies, func(s bench.SaturationStep) {
 		state := "held"
 		if !s.Held {
 			state = "NOT held: " + s.Why

@@ -24,10 +24,11 @@ type SaturationStep struct {
 // Saturate raises the load, one more copy of the scenario (its publishers and
 // receivers, in a room of their own) per step, until the receivers lose
 // SaturationLoss % or more or the scenario stops holding (the SFU falls
-// behind: layers drop, forwarding falls short of nominal), or maxCopies. Each
-// step is a Forward run with o's durations, floor included. It returns every
-// step; Highest picks the result.
-func Saturate(ctx context.Context, o ForwardOptions, maxCopies int, each func(SaturationStep)) ([]SaturationStep, error) {
+// behind: layers drop, forwarding falls short of nominal), or maxCopies. The
+// first step has first copies (at least 1: the loads known to hold need not be
+// run again). Each step is a Forward run with o's durations, floor included.
+// It returns every step; Highest picks the result.
+func Saturate(ctx context.Context, o ForwardOptions, first, maxCopies int, each func(SaturationStep)) ([]SaturationStep, error) {
 	base, err := load.StandardScenario(o.Scenario)
 	if o.Custom != nil {
 		base, err = *o.Custom, nil
@@ -36,7 +37,7 @@ func Saturate(ctx context.Context, o ForwardOptions, maxCopies int, each func(Sa
 		return nil, err
 	}
 	var steps []SaturationStep
-	for k := 1; k <= maxCopies; k++ {
+	for k := max(first, 1); k <= maxCopies; k++ {
 		sc := load.Replicate(base, k)
 		so := o
 		so.Custom = &sc
