@@ -12,10 +12,9 @@ import (
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
-// TestReceivedSendsNACKsAndReports: with the publishers' packets read at the
-// socket, the session NACKs what a stream misses and reports on every stream,
-// as pion's interceptors did.
-func TestReceivedSendsNACKsAndReports(t *testing.T) {
+// receivedVideo is a receive side with one VP8 stream (SSRC 0x1234) that
+// repairs losses, and a function that has a packet of it arrive now.
+func receivedVideo() (*received, func(seq uint16)) {
 	up := forward.NewUpTrack(forward.UpTrackParams{Kind: webrtc.RTPCodecTypeVideo, SSRC: 0x1234,
 		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000,
 			RTCPFeedback: []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}}},
@@ -23,9 +22,19 @@ func TestReceivedSendsNACKsAndReports(t *testing.T) {
 	r := newReceived(wire.NewInbound(), nil)
 	r.add(up)
 	out := wire.NewBatch(4)
-	for _, seq := range []uint16{10, 11, 14} { // 12 and 13 lost
+	return r, func(seq uint16) {
 		b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, SSRC: 0x1234}}).Marshal()
 		up.Receive(time.Now(), b, out)
+	}
+}
+
+// TestReceivedSendsNACKsAndReports: with the publishers' packets read at the
+// socket, the session NACKs what a stream misses and reports on every stream,
+// as pion's interceptors did.
+func TestReceivedSendsNACKsAndReports(t *testing.T) {
+	r, send := receivedVideo()
+	for _, seq := range []uint16{10, 11, 14} { // 12 and 13 lost
+		send(seq)
 	}
 	got := make(chan []rtcp.Packet, 100)
 	done := make(chan struct{})
@@ -63,17 +72,7 @@ func TestReceivedSendsNACKsAndReports(t *testing.T) {
 // sleeps until the report; a loss wakes it, and its NACK leaves within a
 // NACK interval, long before the report.
 func TestReceivedNACKsALossAtOnceWithoutTicking(t *testing.T) {
-	up := forward.NewUpTrack(forward.UpTrackParams{Kind: webrtc.RTPCodecTypeVideo, SSRC: 0x1234,
-		Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000,
-			RTCPFeedback: []webrtc.RTCPFeedback{{Type: "nack"}, {Type: "nack", Parameter: "pli"}}},
-		Read: func([]byte) (int, error) { select {} }})
-	r := newReceived(wire.NewInbound(), nil)
-	r.add(up)
-	out := wire.NewBatch(4)
-	send := func(seq uint16) {
-		b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, SSRC: 0x1234}}).Marshal()
-		up.Receive(time.Now(), b, out)
-	}
+	r, send := receivedVideo()
 	got := make(chan []rtcp.Packet, 100)
 	done := make(chan struct{})
 	defer close(done)
