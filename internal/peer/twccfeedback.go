@@ -29,6 +29,12 @@ type twccFeedbackFactory struct {
 	// byPC: the interceptors made, by peer connection id, until
 	// Engine.Publish gives theirs a route (nil: two connections had one id).
 	byPC map[string]*twccFeedback
+	// sending: the connections whose feedback the clock sends (see clock).
+	sending map[*twccFeedback]struct{}
+	ticking bool // the clock's goroutine runs
+	// round is held by the clock for a round of sends: a connection that
+	// stopped waits on it, so that none of its sends follows its Close.
+	round sync.Mutex
 }
 
 func (f *twccFeedbackFactory) NewInterceptor(id string) (interceptor.Interceptor, error) {
@@ -103,7 +109,11 @@ type twccFeedback struct {
 	ssrcs  []uint32 // registered with arrivals
 	loop   bool
 	closed chan struct{}
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // pionSends
+	kick   chan struct{}  // the clock to pionSends
+	// sendMu: one send at a time (the clock's own or pionSends'), so the
+	// buffers above have one user.
+	sendMu sync.Mutex
 }
 
 // BindRTCPWriter starts sending the connection's feedback.
@@ -114,40 +124,131 @@ func (t *twccFeedback) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCP
 		return w
 	}
 	t.loop = true
+	t.kick = make(chan struct{}, 1)
 	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		tick := time.NewTicker(twccFeedbackInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-t.closed:
-				return
-			case <-tick.C:
-				t.send(time.Now(), w)
-			}
-		}
-	}()
+	go t.pionSends(w)
+	t.factory.start(t)
 	return w
+}
+
+// pionSends sends the feedback when the clock asks it to (kick) while the
+// connection has no route of ours: pion's RTCP writer may block (ICE-TCP), so
+// it blocks this connection's goroutine, never the clock.
+func (t *twccFeedback) pionSends(w interceptor.RTCPWriter) {
+	defer t.wg.Done()
+	for {
+		select {
+		case <-t.closed:
+			return
+		case <-t.kick:
+			t.sendMu.Lock()
+			t.send(time.Now(), w)
+			t.sendMu.Unlock()
+		}
+	}
+}
+
+// tick is the clock's turn for t at now: sent at once on our own route (a
+// non-blocking system call), else handed to pionSends. A send still under
+// way skips the turn.
+func (t *twccFeedback) tick(now time.Time) {
+	if !t.sendMu.TryLock() {
+		return
+	}
+	defer t.sendMu.Unlock()
+	if d, ok := t.ownDest(); ok {
+		t.sendOwn(now, d)
+		return
+	}
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// start has the clock give t a turn every twccFeedbackInterval; stop ends it.
+func (f *twccFeedbackFactory) start(t *twccFeedback) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sending == nil {
+		f.sending = map[*twccFeedback]struct{}{}
+	}
+	f.sending[t] = struct{}{}
+	if !f.ticking {
+		f.ticking = true
+		go f.clock()
+	}
+}
+
+func (f *twccFeedbackFactory) stop(t *twccFeedback) {
+	f.mu.Lock()
+	delete(f.sending, t)
+	f.mu.Unlock()
+	f.round.Lock()   // a round that took t before it left has finished
+	f.round.Unlock() //nolint:staticcheck // an empty critical section: a wait
+}
+
+// clock gives every connection its turn, one after another, on one ticker:
+// one wake-up per interval for the whole server rather than one per publish
+// connection (a wake-up of an otherwise idle server costs far more than
+// building and sending a feedback). It ends when no connection is left.
+func (f *twccFeedbackFactory) clock() {
+	tick := time.NewTicker(twccFeedbackInterval)
+	defer tick.Stop()
+	var round []*twccFeedback
+	for now := range tick.C {
+		f.round.Lock()
+		f.mu.Lock()
+		if len(f.sending) == 0 {
+			f.ticking = false
+			f.mu.Unlock()
+			f.round.Unlock()
+			return
+		}
+		round = round[:0]
+		for t := range f.sending {
+			round = append(round, t)
+		}
+		f.mu.Unlock()
+		for _, t := range round {
+			t.tick(now)
+		}
+		clear(round)
+		f.round.Unlock()
+	}
 }
 
 // send builds the feedback on what arrived since the last call and sends it,
 // sealed by us on the connection's route when it has one, else by pion's
 // SRTCP session through w. Our own way allocates nothing.
 func (t *twccFeedback) send(now time.Time, w interceptor.RTCPWriter) {
-	r := t.route.Load()
-	var d *wire.Dest
-	mode, keys := r.Decide() // Pion when r is nil
-	if mode == wire.Own {
-		d = r.Dest()
-	}
-	if d == nil || !t.keyed(keys) {
-		if t.buf = t.fb.build(now, t.buf[:0], t.pionSSRC); len(t.buf) > 0 {
-			t.raw = t.buf
-			_, _ = w.Write(t.pionPkts, nil) // a failed write is a closing connection
-		}
+	if d, ok := t.ownDest(); ok {
+		t.sendOwn(now, d)
 		return
 	}
+	if t.buf = t.fb.build(now, t.buf[:0], t.pionSSRC); len(t.buf) > 0 {
+		t.raw = t.buf
+		_, _ = w.Write(t.pionPkts, nil) // a failed write is a closing connection
+	}
+}
+
+// ownDest is where our own way sends, when the connection has a route of
+// ours with keys we can seal with.
+func (t *twccFeedback) ownDest() (*wire.Dest, bool) {
+	r := t.route.Load()
+	mode, keys := r.Decide() // Pion when r is nil
+	if mode != wire.Own {
+		return nil, false
+	}
+	d := r.Dest()
+	if d == nil || !t.keyed(keys) {
+		return nil, false
+	}
+	return d, true
+}
+
+// sendOwn builds the feedback, seals it and sends it to d.
+func (t *twccFeedback) sendOwn(now time.Time, d *wire.Dest) {
 	t.buf = t.fb.build(now, t.buf[:0], t.ownSSRC)
 	for b := t.buf; len(b) >= 4; {
 		if t.out.Free() == 0 {
@@ -226,7 +327,11 @@ func (t *twccFeedback) Close() error {
 	}
 	ssrcs := t.ssrcs
 	t.ssrcs = nil
+	loop := t.loop
 	t.mu.Unlock()
+	if loop {
+		t.factory.stop(t)
+	}
 	t.wg.Wait()
 	for _, ssrc := range ssrcs {
 		t.arrivals.remove(ssrc, t.fb)

@@ -176,3 +176,76 @@ func TestFeedbackSentWithoutAllocating(t *testing.T) {
 		})
 	}
 }
+
+// blockingWriter is pion's RTCP writer on a connection whose transport is
+// stuck (ICE-TCP with a full send buffer): Write waits until release closes.
+type blockingWriter struct {
+	calls   chan struct{}
+	release chan struct{}
+}
+
+func (w *blockingWriter) Write([]rtcp.Packet, interceptor.Attributes) (int, error) {
+	w.calls <- struct{}{}
+	<-w.release
+	return 0, nil
+}
+
+// TestFeedbackClockServesEveryConnectionAndNoneStallsIt: one clock sends the
+// feedback of every publish connection; one whose pion writer blocks holds
+// up only itself; after Close a connection gets nothing more, and the clock
+// stops with the last one.
+func TestFeedbackClockServesEveryConnectionAndNoneStallsIt(t *testing.T) {
+	sfu, peer := listenLoopback(t), listenLoopback(t)
+	f := &twccFeedbackFactory{arrivals: newArrivals()}
+	ia, _ := f.NewInterceptor("PeerConnection-A")
+	ib, _ := f.NewInterceptor("PeerConnection-B")
+	a, b := ia.(*twccFeedback), ib.(*twccFeedback)
+	s, err := wire.NewSocket(sfu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &wire.Route{}
+	r.SetKeys(ingressKeys())
+	r.SetDest(wire.NewDest(s, peer.LocalAddr().(*net.UDPAddr).AddrPort()))
+	f.route("PeerConnection-A", r)
+
+	stuck := &blockingWriter{calls: make(chan struct{}, 10), release: make(chan struct{})}
+	b.fb.authenticated(0xB, 1, time.Now())
+	b.BindRTCPWriter(stuck)
+	a.BindRTCPWriter(&rtcpCatcher{})
+	select {
+	case <-stuck.calls: // B's send is now blocked in pion's writer
+	case <-time.After(5 * time.Second):
+		t.Fatal("B's feedback never reached pion's writer")
+	}
+	in := peerInbound(t, ingressKeys())
+	for seq := uint16(1); seq <= 3; seq++ {
+		a.fb.authenticated(0xA, seq, time.Now())
+		if cc := readFeedback(t, peer, in); cc.MediaSSRC != 0xA {
+			t.Fatalf("feedback on %x, want A's stream", cc.MediaSSRC)
+		}
+	}
+	close(stuck.release)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a.fb.authenticated(0xA, 9, time.Now())
+	_ = peer.SetReadDeadline(time.Now().Add(3 * twccFeedbackInterval))
+	if n, err := peer.Read(make([]byte, 1500)); err == nil {
+		t.Fatalf("A got a %d-byte feedback after it closed", n)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		f.mu.Lock()
+		ticking := f.ticking
+		f.mu.Unlock()
+		if !ticking {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the clock still runs with no connection left")
+		}
+	}
+}
