@@ -68,6 +68,7 @@ type Link struct {
 	rtxAt     time.Time
 	probeDebt float64 // bytes of probe padding owed
 	probeAt   time.Time
+	stepPanic chan any // a pacer step's panic, for Run to raise (linkClock.step)
 
 	estimate  atomic.Int64        // bits/s, readable without mu
 	delivered atomic.Int64        // media bits/s the receiver acknowledged lately
@@ -116,7 +117,7 @@ type LinkStats struct {
 func NewLink(cfg bwe.Config) *Link {
 	pcfg := playout.DefaultConfig()
 	l := &Link{est: bwe.New(cfg), clock: time.Now, out: wire.NewBatch(probeBatch),
-		playout: playout.New(pcfg), pathRTT: playout.NewPathRTT(pcfg.PathWindow)}
+		playout: playout.New(pcfg), pathRTT: playout.NewPathRTT(pcfg.PathWindow), stepPanic: make(chan any, 1)}
 	l.publishLocked()
 	l.downs.Store(&[]*DownTrack{})
 	return l
@@ -466,17 +467,15 @@ func retransmitShareOf(competing bool, loss float64, queue time.Duration) float6
 }
 
 // Run paces probe padding and drives the estimator's timeouts until done is
-// closed.
+// closed: the shared clock (linkClock) runs its steps meanwhile.
 func (l *Link) Run(done <-chan struct{}) {
-	t := time.NewTimer(idleTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case now := <-t.C:
-			t.Reset(l.tick(now))
-		}
+	pacerClock.add(l, onGrid(time.Now(), idleTick))
+	select {
+	case <-done:
+		pacerClock.remove(l)
+	case r := <-l.stepPanic:
+		pacerClock.remove(l)
+		panic(r) // where a panic of the connection's own goroutine would be
 	}
 }
 
