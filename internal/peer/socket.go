@@ -119,8 +119,9 @@ type observingConn struct {
 	out      *wire.Batch  // the reader's: answers to what ingress took
 }
 
-// ingressBatch is the answers (retransmissions) to one taken datagram sent in
-// one system call.
+// ingressBatch is the answers (retransmissions) to the taken datagrams of one
+// read sent in one system call (ReadFromAddrPort flushes when the read's
+// datagrams are handled; a full batch flushes earlier).
 const ingressBatch = 16
 
 // observe shows datagram b to the feedback with the time it reached the host
