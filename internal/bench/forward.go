@@ -61,6 +61,9 @@ type ForwardResult struct {
 	LatencySamples                     uint64
 	ForwardP50, ForwardP99             time.Duration // decrypted packet read → send: the forwarding path
 	AllocsPerPacket                    float64       // whole process
+	// The own data plane's sends: datagrams per sendmmsg, and per message
+	// (above 1: GSO trains).
+	DatagramsPerCall, DatagramsPerMessage float64
 	GCs                                uint32
 	GCPauseMax                         time.Duration
 	RSS, PeakRSS                       uint64
@@ -87,12 +90,12 @@ func (r ForwardResult) Line() string {
 		"pkts_per_s=%.0f mbit_per_s=%.2f p50_latency_us=%.0f p99_latency_us=%.0f allocs_per_pkt=%.3f gc_pause_max_us=%.0f gcs=%d "+
 		"rss_mb=%.1f rss_per_participant_mb=%.2f sfu_cpu_pct=%.1f load_cpu_pct=%.1f rx_loss_pct=%.3f audio_e2e_p99_us=%.0f "+
 		"p50_forward_latency_us=%.0f p99_forward_latency_us=%.0f nominal_pkts_per_s=%.0f nominal_mbit_per_s=%.2f "+
-		"streams_held=%d/%d worst_stream_pct=%.1f scenario_held=%t",
+		"streams_held=%d/%d worst_stream_pct=%.1f scenario_held=%t datagrams_per_send=%.1f datagrams_per_message=%.2f",
 		r.Scenario, r.Participants, r.Window.Seconds(), r.CPUMicros, r.UserMicros, r.SysMicros,
 		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), r.GCs,
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
-		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
+		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK(), r.DatagramsPerCall, r.DatagramsPerMessage) +
 		fmt.Sprintf(" x_floor=%.2f %s", r.XFloor, r.Floor.Line())
 }
 
@@ -117,6 +120,8 @@ func (r ForwardResult) Summary() string {
 		us(r.LatencyP50), us(r.LatencyP99), us(r.LatencyMax), r.LatencySamples)
 	fmt.Fprintf(&b, "  forwarding path    p50 %.0f µs, p99 %.0f µs (decrypted packet read → send; the rest is pion's receive path)\n",
 		us(r.ForwardP50), us(r.ForwardP99))
+	fmt.Fprintf(&b, "sends                %.1f datagrams per sendmmsg, %.2f per message (GSO trains)\n",
+		r.DatagramsPerCall, r.DatagramsPerMessage)
 	fmt.Fprintf(&b, "allocations          %.3f per forwarded packet (whole process)\n", r.AllocsPerPacket)
 	fmt.Fprintf(&b, "GC                   %d collections, longest pause %.0f µs\n", r.GCs, us(r.GCPauseMax))
 	fmt.Fprintf(&b, "memory               RSS %.1f MB (peak %.1f), %.2f MB per participant\n",
@@ -302,6 +307,10 @@ func (r *ForwardResult) fill(a, b Sample) {
 	lat := mb.Latency.Sub(ma.Latency)
 	r.LatencyP50, r.LatencyP99, r.LatencyMax = lat.Quantile(0.5), lat.Quantile(0.99), lat.Max()
 	r.LatencySamples = lat.Count()
+	if calls := mb.WireCalls - ma.WireCalls; calls > 0 {
+		r.DatagramsPerCall = float64(mb.WireDatagrams-ma.WireDatagrams) / float64(calls)
+		r.DatagramsPerMessage = float64(mb.WireDatagrams-ma.WireDatagrams) / float64(mb.WireMessages-ma.WireMessages)
+	}
 	fwd := mb.ForwardLatency.Sub(ma.ForwardLatency)
 	r.ForwardP50, r.ForwardP99 = fwd.Quantile(0.5), fwd.Quantile(0.99)
 	r.GCs = b.Stats.NumGC - a.Stats.NumGC

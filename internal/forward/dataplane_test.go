@@ -287,3 +287,71 @@ func TestLinkHandlesRTCPTakenAtTheSocket(t *testing.T) {
 		t.Fatal("a DownTrack taken off its link is still found by SSRC")
 	}
 }
+
+// On the socket reader's batch (Held) a frame's packets wait for its last one
+// and then leave together, each receiver's as one train; audio and a frame's
+// last packet are sent at once.
+func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
+	sfu, err := wire.NewSocket(udp(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newVideoUp(t, &keyframeRequests{})
+	var ends []*receiverEnd
+	for i := range 2 {
+		k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, byte(10*i+1))
+		end := newReceiverEnd(t, k)
+		d := NewDownTrack(up, "r")
+		d.SetLink(NewLink(bwe.DefaultConfig()))
+		d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
+		if _, err := d.Bind(videoContext(webrtc.SSRC(5000+i), webrtc.SSRC(6000+i)).withWriter(&recorder{}).withTWCC(3)); err != nil {
+			t.Fatal(err)
+		}
+		up.AddDown(d)
+		ends = append(ends, end)
+	}
+	out := wire.NewBatch(64)
+	out.Held = true
+	var c wire.Counters
+	out.Stats = &c
+	v := &video{t: t}
+	up.Receive(t0, v.next(vp8Key, true), out) // a one-packet frame: sent at once
+	if out.Len() != 0 {
+		t.Fatalf("a frame's only packet left %d datagrams queued", out.Len())
+	}
+	part := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
+	for i := range 3 {
+		up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), out)
+		if out.Len() != 2*(i+1) {
+			t.Fatalf("after the frame's packet %d, %d datagrams queued; want %d", i+1, out.Len(), 2*(i+1))
+		}
+	}
+	before := c.Messages.Load()
+	up.Receive(t0.Add(33*time.Millisecond), v.next(vp8Delta, true), out)
+	if out.Len() != 0 {
+		t.Fatalf("the frame's last packet left %d datagrams queued", out.Len())
+	}
+	want := uint64(2) // one train per receiver
+	if !sfu.GSO() {
+		want = 8
+	}
+	if msgs := c.Messages.Load() - before; msgs != want {
+		t.Fatalf("the frame went in %d messages; want %d", msgs, want)
+	}
+	for i, end := range ends {
+		var last uint16
+		for j := range 5 {
+			var h rtp.Header
+			if _, err := h.Unmarshal(end.read(t)); err != nil {
+				t.Fatal(err)
+			}
+			if j > 0 && h.SequenceNumber != last+1 {
+				t.Fatalf("receiver %d packet %d: sequence %d after %d", i, j, h.SequenceNumber, last)
+			}
+			last = h.SequenceNumber
+			if h.Marker != (j == 0 || j == 4) {
+				t.Fatalf("receiver %d packet %d: marker %v", i, j, h.Marker)
+			}
+		}
+	}
+}

@@ -28,7 +28,7 @@ type Meter struct {
 	// Stamps are the socket read times of sampled packets.
 	Stamps latency.Stamps
 	// Wire counts the forwarding path's batched sends on the own data plane
-	// (datagrams, system calls, refused).
+	// (datagrams, GSO trains, system calls, refused).
 	Wire wire.Counters
 }
 
@@ -40,6 +40,11 @@ type MeterSnapshot struct {
 	ForwardedBytes   uint64           `json:"forwarded_bytes"`
 	Latency          latency.Snapshot `json:"latency"`
 	ForwardLatency   latency.Snapshot `json:"forward_latency"`
+	// The own data plane's sends: datagrams, the messages that carried them
+	// (a datagram or a GSO train) and the system calls.
+	WireDatagrams uint64 `json:"wire_datagrams"`
+	WireMessages  uint64 `json:"wire_messages"`
+	WireCalls     uint64 `json:"wire_calls"`
 }
 
 // Snapshot reads the counters.
@@ -51,6 +56,9 @@ func (m *Meter) Snapshot() MeterSnapshot {
 		ForwardedBytes:   m.ForwardedBytes.Load(),
 		Latency:          m.Latency.Snapshot(),
 		ForwardLatency:   m.ForwardLatency.Snapshot(),
+		WireDatagrams:    m.Wire.Datagrams.Load(),
+		WireMessages:     m.Wire.Messages.Load(),
+		WireCalls:        m.Wire.Calls.Load(),
 	}
 }
 
@@ -80,11 +88,10 @@ func (m *Meter) sampleStart(ssrc uint32, seq uint16) (wire time.Time, ok bool) {
 	return wire, true
 }
 
-// sample records one destination's send of a sampled packet.
-func (m *Meter) sample(wire, read time.Time) {
-	now := time.Now()
-	m.ForwardLatency.Record(now.Sub(read))
+// Sent records one destination's send of a sampled packet (wire.Sampler).
+func (m *Meter) Sent(wire, read, sent time.Time) {
+	m.ForwardLatency.Record(sent.Sub(read))
 	if !wire.IsZero() {
-		m.Latency.Record(now.Sub(wire))
+		m.Latency.Record(sent.Sub(wire))
 	}
 }

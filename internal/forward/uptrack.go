@@ -221,6 +221,7 @@ func (u *UpTrack) Run() {
 func (u *UpTrack) Receive(now time.Time, raw []byte, out *wire.Batch) {
 	if out.Stats == nil && u.p.Meter != nil {
 		out.Stats = &u.p.Meter.Wire // the socket reader's batch, on its goroutine
+		out.Sampler = u.p.Meter
 	}
 	u.rx.Lock()
 	if u.parse(now, raw, &u.pkt, u.p.Kind == webrtc.RTPCodecTypeVideo) {
@@ -233,6 +234,7 @@ func (u *UpTrack) newBatch() *wire.Batch {
 	b := wire.NewBatch(fanoutBatch)
 	if u.p.Meter != nil {
 		b.Stats = &u.p.Meter.Wire
+		b.Sampler = u.p.Meter
 	}
 	return b
 }
@@ -324,15 +326,27 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 		if out.Free() == 0 {
 			out.Flush() // no lock held here
 		}
+		queued := out.Len()
 		ok, ask := d.write(pkt, out)
 		if ok {
 			sent++
+			// Sampled when the send is handed to the kernel: pion's at once,
+			// ours when the batch carrying it is flushed.
+			switch {
+			case timed && out.Len() > queued:
+				out.Timed(onWire, pkt.Arrival)
+			case timed:
+				u.p.Meter.Sent(onWire, pkt.Arrival, time.Now())
+			}
 		}
 		if ask != nil {
 			askKeyframe = ask
 		}
 	}
-	if out.Len() > 0 {
+	// The packets of a frame read together leave together, each receiver's
+	// as one GSO train; the end of a frame, or of the read, sends.
+	frameGoesOn := out.Held && u.p.Kind == webrtc.RTPCodecTypeVideo && !pkt.Header.Marker
+	if out.Len() > 0 && !frameGoesOn {
 		out.Flush()
 	}
 	// Kept when some destination took it, sent or not: one whose send failed
@@ -340,13 +354,6 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 	// ask for it again.
 	if accepted > 0 && u.p.Kind == webrtc.RTPCodecTypeVideo {
 		u.keep(pkt)
-	}
-	// Sampled after the send system call: each destination's latency is when
-	// the batch carrying it was handed to the kernel (all at once here).
-	if timed {
-		for range sent {
-			u.p.Meter.sample(onWire, pkt.Arrival)
-		}
 	}
 	if accepted > 0 {
 		u.tapped(pkt)

@@ -70,8 +70,10 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 		_ = c.Close()
 		return nil, err
 	}
+	out := wire.NewBatch(ingressBatch)
+	out.Held = true // ReadFromAddrPort flushes once the read's datagrams are handled
 	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, reader: reader,
-		ingress: n.ingress, out: wire.NewBatch(ingressBatch)}
+		ingress: n.ingress, out: out}
 	if local.IsLoopback() {
 		conn.siblings = n
 	}
@@ -116,13 +118,15 @@ type observingConn struct {
 	siblings *observingNet
 	reader   *wire.Reader // batched reads (recvmmsg), with each datagram's arrival stamp
 	ingress  *ingress     // SRTCP the data plane takes (nil: none)
-	out      *wire.Batch  // the reader's: answers to what ingress took
+	out      *wire.Batch  // the reader's (Held): what ingress took sends, and answers
 }
 
-// ingressBatch is the answers (retransmissions) to the taken datagrams of one
-// read sent in one system call (ReadFromAddrPort flushes when the read's
-// datagrams are handled; a full batch flushes earlier).
-const ingressBatch = 16
+// ingressBatch is what the taken datagrams of one read send (their fan-out,
+// retransmissions), sent together once the read's datagrams are handled (a
+// full batch flushes earlier): a frame read whole goes to each receiver as one
+// GSO train. Room for a 720p frame's packets to a few receivers, or one
+// packet's fan-out to 256.
+const ingressBatch = 256
 
 // observe shows datagram b to the feedback with the time it reached the host
 // (the kernel's stamp when there is one), and to the latency stamps with the
@@ -143,7 +147,8 @@ func (c *observingConn) observe(b, oob []byte) time.Time {
 // ReadFromAddrPort reads the next datagram the guard lets through and the
 // data plane does not take (ingress), copied into b. What ingress took may
 // have queued datagrams in the reader's batch (its fan-out, answers): they go
-// before the reader waits for the socket and before pion gets a datagram.
+// once the read's datagrams are handled, before the reader waits for the
+// socket, and before pion gets a datagram.
 func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
 	for {
 		if c.reader.Pending() == 0 && c.out.Len() > 0 {

@@ -1,6 +1,9 @@
 package wire
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // SlotSize is the room for one datagram: an MTU-sized packet and its tag.
 const SlotSize = 1500 + Overhead
@@ -13,6 +16,10 @@ const SlotSize = 1500 + Overhead
 // A socket that cannot take more (its send buffer full) drops what is left of
 // the batch for it: a slow path never stalls the owner, and UDP loses packets
 // there anyway.
+//
+// On Linux a flush sends each destination's run of packets cut alike (equal
+// sizes, a smaller last one: how a frame is cut) as one UDP GSO datagram train,
+// which the kernel segments for about half the per-datagram cost.
 type Batch struct {
 	buf   []byte // len(dests) slots of SlotSize
 	lens  []int
@@ -20,11 +27,32 @@ type Batch struct {
 	n     int
 	sys   batchSys
 	Stats *Counters // optional, shared
+
+	// Held: the owner flushes when its read of the socket runs dry, so a
+	// writer may leave datagrams queued between the packets of one frame read
+	// together, to leave as one train per receiver. They wait at most the
+	// rest of that read.
+	Held bool
+
+	// Sampler, when set, is told each Timed datagram's send once the flush
+	// carrying it has handed it to the kernel (benchmarks' latency).
+	Sampler Sampler
+	timed   []timedSend
 }
+
+// Sampler records when sampled datagrams were handed to the kernel.
+type Sampler interface {
+	// Sent: a packet that left its socket's queue at wire and was read at
+	// read went out at sent.
+	Sent(wire, read, sent time.Time)
+}
+
+type timedSend struct{ wire, read time.Time }
 
 // Counters count what batches did; safe to share between batches.
 type Counters struct {
 	Datagrams atomic.Uint64 // handed to the kernel
+	Messages  atomic.Uint64 // what carried them: a datagram, or a train of them (GSO)
 	Calls     atomic.Uint64 // system calls
 	Dropped   atomic.Uint64 // refused by the socket (buffer full, unreachable)
 }
@@ -32,7 +60,8 @@ type Counters struct {
 // NewBatch returns a batch of up to slots datagrams.
 func NewBatch(slots int) *Batch {
 	slots = max(slots, 1)
-	b := &Batch{buf: make([]byte, slots*SlotSize), lens: make([]int, slots), dests: make([]*Dest, slots)}
+	b := &Batch{buf: make([]byte, slots*SlotSize), lens: make([]int, slots), dests: make([]*Dest, slots),
+		timed: make([]timedSend, 0, slots)}
 	b.sys.init(b, slots)
 	return b
 }
@@ -63,6 +92,14 @@ func (b *Batch) Commit(n int, d *Dest) {
 // Len is the number of datagrams waiting.
 func (b *Batch) Len() int { return b.n }
 
+// Timed marks the last committed datagram for the Sampler, with when its
+// packet left the socket's queue (wire; zero if unknown) and was read.
+func (b *Batch) Timed(wire, read time.Time) {
+	if b.Sampler != nil && b.n > len(b.timed) {
+		b.timed = append(b.timed, timedSend{wire, read})
+	}
+}
+
 // Flush sends every queued datagram, one system call per run of datagrams for
 // the same socket, and reports how many the kernel took.
 func (b *Batch) Flush() int {
@@ -72,10 +109,11 @@ func (b *Batch) Flush() int {
 		for end < b.n && b.dests[end].Sock == b.dests[start].Sock {
 			end++
 		}
-		k, calls := b.sys.send(b, start, end)
+		k, msgs, calls := b.sys.send(b, start, end)
 		sent += k
 		if b.Stats != nil {
 			b.Stats.Datagrams.Add(uint64(k))
+			b.Stats.Messages.Add(uint64(msgs))
 			b.Stats.Calls.Add(uint64(calls))
 			b.Stats.Dropped.Add(uint64(end - start - k))
 		}
@@ -85,6 +123,13 @@ func (b *Batch) Flush() int {
 		b.dests[i] = nil
 	}
 	b.n = 0
+	if len(b.timed) > 0 {
+		now := time.Now()
+		for _, t := range b.timed {
+			b.Sampler.Sent(t.wire, t.read, now)
+		}
+		b.timed = b.timed[:0]
+	}
 	return sent
 }
 

@@ -51,51 +51,135 @@ type mmsghdr struct {
 	n   uint32
 }
 
+const (
+	// gsoMaxSegments: the kernel's UDP_MAX_SEGMENTS was 64 before 6.x (128 since).
+	gsoMaxSegments = 64
+	// gsoMaxBytes keeps a train under IP's 64 KiB datagram limit with headers.
+	gsoMaxBytes = 65000
+)
+
+// gsoCtrlLen is one control message carrying UDP_SEGMENT's uint16.
+var gsoCtrlLen = unix.CmsgSpace(2)
+
+// batchSys sends a run of datagrams for one socket as messages: each a
+// destination's train of datagrams cut alike (UDP GSO), or one datagram.
 type batchSys struct {
-	msgs []mmsghdr
-	iovs []unix.Iovec
-	// The run being sent, for write (a method value made once: passing it to
-	// RawConn.Write does not allocate).
-	start, end, done int
-	write            func(fd uintptr) bool
+	msgs []mmsghdr    // per message, in the order of their first datagram
+	iovs []unix.Iovec // per datagram, grouped by message
+	ctrl []byte       // per message: its UDP_SEGMENT control message
+	// Grouping, per message: its datagrams, bytes and segment size, whether a
+	// shorter (last) segment closed it, and where its iovecs start.
+	count, bytes, seg, iov []int32
+	closed                 []bool
+	msgOf                  []int32 // per datagram of the run
+	open                   destTable
+	// The messages being sent, for write (a method value made once: passing
+	// it to RawConn.Write does not allocate).
+	start, end, done, taken int
+	errno                   unix.Errno
+	write                   func(fd uintptr) bool
 }
 
 func (s *batchSys) init(b *Batch, slots int) {
 	s.msgs = make([]mmsghdr, slots)
 	s.iovs = make([]unix.Iovec, slots)
-	for i := range slots {
-		s.iovs[i].Base = &b.buf[i*SlotSize]
-		s.msgs[i].hdr.Iov = &s.iovs[i]
-		s.msgs[i].hdr.Iovlen = 1
+	s.ctrl = make([]byte, slots*gsoCtrlLen)
+	s.count, s.bytes = make([]int32, slots), make([]int32, slots)
+	s.seg, s.iov = make([]int32, slots), make([]int32, slots)
+	s.closed, s.msgOf = make([]bool, slots), make([]int32, slots)
+	s.open.init(slots)
+	for m := range slots {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&s.ctrl[m*gsoCtrlLen]))
+		h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+		h.SetLen(unix.CmsgLen(2))
 	}
 	s.write = func(fd uintptr) bool { s.sendmmsg(fd); return true }
 }
 
-// send hands datagrams [start, end) (one socket) to the kernel with sendmmsg
-// and reports how many it took and the system calls made.
-func (s *batchSys) send(b *Batch, start, end int) (sent, calls int) {
+// group assigns datagrams [start, end) to messages and reports how many.
+// A destination's datagrams join its open train while they keep its segment
+// size; a shorter one ends the train, a longer one starts the next. Each
+// destination's datagrams keep their order: its trains are sent in order.
+func (s *batchSys) group(b *Batch, start, end int, gso bool) int {
+	msgs := 0
+	s.open.reset()
 	for i := start; i < end; i++ {
-		d := b.dests[i]
-		s.iovs[i].SetLen(b.lens[i])
-		s.msgs[i].hdr.Name = d.sa.ptr()
-		s.msgs[i].hdr.Namelen = d.sa.len
-		s.msgs[i].n = 0
+		d, n := b.dests[i], int32(b.lens[i])
+		m := int32(-1)
+		if gso {
+			m = s.open.get(d)
+		}
+		if m < 0 || s.closed[m] || n > s.seg[m] || s.count[m] == gsoMaxSegments || s.bytes[m]+n > gsoMaxBytes {
+			m = int32(msgs)
+			msgs++
+			s.count[m], s.bytes[m], s.seg[m], s.closed[m] = 0, 0, n, false
+			if gso {
+				s.open.put(d, m)
+			}
+		}
+		s.count[m]++
+		s.bytes[m] += n
+		s.closed[m] = n < s.seg[m]
+		s.msgOf[i-start] = m
 	}
-	s.start, s.end, s.done = start, end, 0
-	calls = 0
+	return msgs
+}
+
+// send hands datagrams [start, end) (one socket) to the kernel with sendmmsg
+// and reports how many it took, in how many messages, and the system calls made.
+func (s *batchSys) send(b *Batch, start, end int) (sent, msgsSent, calls int) {
+	sock := b.dests[start].Sock
+	msgs := s.group(b, start, end, !sock.noGSO.Load())
+	at := int32(0)
+	for m := range msgs {
+		s.iov[m] = at
+		at += s.count[m]
+	}
+	for i := start; i < end; i++ {
+		m := s.msgOf[i-start]
+		v := &s.iovs[s.iov[m]]
+		s.iov[m]++
+		v.Base = &b.buf[i*SlotSize]
+		v.SetLen(b.lens[i])
+	}
+	at = 0
+	for i := start; i < end; i++ { // each message's first datagram names it
+		m := s.msgOf[i-start]
+		if int(m) != int(at) {
+			continue
+		}
+		h := &s.msgs[m].hdr
+		h.Iov = &s.iovs[s.iov[m]-s.count[m]]
+		h.SetIovlen(int(s.count[m]))
+		h.Name = b.dests[i].sa.ptr()
+		h.Namelen = b.dests[i].sa.len
+		h.Control, h.Controllen = nil, 0
+		if s.count[m] > 1 {
+			c := s.ctrl[int(m)*gsoCtrlLen:]
+			*(*uint16)(unsafe.Pointer(&c[unix.CmsgLen(0)])) = uint16(s.seg[m])
+			h.Control = &c[0]
+			h.SetControllen(gsoCtrlLen)
+		}
+		s.msgs[m].n = 0
+		at++
+	}
+	s.start, s.end, s.done, s.taken = 0, msgs, 0, 0
 	for s.start < s.end {
 		before := s.done
 		// Write holds the socket open for the call and never waits: the
 		// socket is non-blocking, and a full one drops (write returns true).
-		if err := b.dests[start].Sock.sys.Write(s.write); err != nil {
+		if err := sock.sys.Write(s.write); err != nil {
 			break
 		}
 		calls++
-		if s.done == before { // refused: skip the datagram that failed
+		if s.done == before { // refused: skip the message that failed
+			if s.count[s.start] > 1 && (s.errno == unix.EIO || s.errno == unix.EINVAL) {
+				sock.noGSO.Store(true) // a device that cannot segment: never again
+			}
 			s.start++
 		}
 	}
-	return s.done, calls
+	return s.done, s.taken, calls
 }
 
 // sendmmsg is one raw system call: short and non-blocking, so it does not go
@@ -104,9 +188,70 @@ func (s *batchSys) send(b *Batch, start, end int) (sent, calls int) {
 func (s *batchSys) sendmmsg(fd uintptr) {
 	n, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, fd,
 		uintptr(unsafe.Pointer(&s.msgs[s.start])), uintptr(s.end-s.start), unix.MSG_DONTWAIT, 0, 0)
+	s.errno = errno
 	if errno != 0 || int(n) <= 0 {
 		return
 	}
-	s.done += int(n)
+	for m := s.start; m < s.start+int(n); m++ {
+		s.done += int(s.count[m])
+	}
 	s.start += int(n)
+	s.taken += int(n)
+}
+
+// probeGSO: the kernel segments UDP for this socket (UDP_SEGMENT, Linux 4.18).
+func probeGSO(rc rawConn) bool {
+	ok := false
+	_ = rc.Control(func(fd uintptr) {
+		_, err := unix.GetsockoptInt(int(fd), unix.IPPROTO_UDP, unix.UDP_SEGMENT)
+		ok = err == nil
+	})
+	return ok
+}
+
+// destTable maps a destination to its open train during one grouping: open
+// addressing on the pointer, cleared by generation rather than by writes.
+type destTable struct {
+	keys []*Dest
+	vals []int32
+	gens []uint32
+	gen  uint32
+	mask uintptr
+}
+
+func (t *destTable) init(slots int) {
+	n := 1
+	for n < 2*slots {
+		n <<= 1
+	}
+	t.keys, t.vals, t.gens, t.mask = make([]*Dest, n), make([]int32, n), make([]uint32, n), uintptr(n-1)
+}
+
+func (t *destTable) reset() {
+	t.gen++
+	if t.gen == 0 { // wrapped: old generations could match again
+		clear(t.gens)
+		t.gen = 1
+	}
+}
+
+func (t *destTable) slot(d *Dest) uintptr {
+	return (uintptr(unsafe.Pointer(d)) >> 4 * 0x9E3779B1) & t.mask
+}
+
+func (t *destTable) get(d *Dest) int32 {
+	for i := t.slot(d); t.gens[i] == t.gen; i = (i + 1) & t.mask {
+		if t.keys[i] == d {
+			return t.vals[i]
+		}
+	}
+	return -1
+}
+
+func (t *destTable) put(d *Dest, m int32) {
+	i := t.slot(d)
+	for t.gens[i] == t.gen && t.keys[i] != d {
+		i = (i + 1) & t.mask
+	}
+	t.keys[i], t.vals[i], t.gens[i] = d, m, t.gen
 }

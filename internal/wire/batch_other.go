@@ -13,12 +13,14 @@ type sockaddr struct{}
 
 func makeSockaddr(netip.AddrPort) sockaddr { return sockaddr{} }
 
+func probeGSO(rawConn) bool { return false }
+
 // batchSys without sendmmsg: one write per datagram.
 type batchSys struct{}
 
 func (s *batchSys) init(*Batch, int) {}
 
-func (s *batchSys) send(b *Batch, start, end int) (sent, calls int) {
+func (s *batchSys) send(b *Batch, start, end int) (sent, msgs, calls int) {
 	for i := start; i < end; i++ {
 		off := i * SlotSize
 		if _, err := b.dests[i].Sock.conn.WriteToUDPAddrPort(b.buf[off:off+b.lens[i]], b.dests[i].Addr); err == nil {
@@ -26,5 +28,5 @@ func (s *batchSys) send(b *Batch, start, end int) (sent, calls int) {
 		}
 		calls++
 	}
-	return sent, calls
+	return sent, sent, calls
 }

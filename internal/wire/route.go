@@ -9,8 +9,9 @@ import (
 // Socket is one of the SFU's UDP sockets, written to directly by the data plane
 // (read by pion's UDP mux).
 type Socket struct {
-	conn *net.UDPConn
-	sys  rawConn
+	conn  *net.UDPConn
+	sys   rawConn
+	noGSO atomic.Bool // the kernel does not segment UDP for it (or its device refused)
 }
 
 // NewSocket wraps c for batched sends.
@@ -19,8 +20,13 @@ func NewSocket(c *net.UDPConn) (*Socket, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Socket{conn: c, sys: rc}, nil
+	s := &Socket{conn: c, sys: rc}
+	s.noGSO.Store(!probeGSO(rc))
+	return s, nil
 }
+
+// GSO reports whether the kernel segments trains sent on the socket.
+func (s *Socket) GSO() bool { return !s.noGSO.Load() }
 
 // LocalAddr is the address the socket is bound to.
 func (s *Socket) LocalAddr() netip.AddrPort {
