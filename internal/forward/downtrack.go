@@ -9,7 +9,6 @@ import (
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
-	"github.com/pion/srtp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/podium-sfu/podium/internal/packetcache"
@@ -48,9 +47,8 @@ type DownTrack struct {
 	// other way round).
 	mu            sync.Mutex
 	mode          wire.Mode     // how this track's RTP is sent, fixed at its first packet
-	srtp          *srtp.Context // mode Own: protects our SSRCs (media and RTX), only ours
-	plain         []byte        // mode Own: the packet before protection
-	parsed        rtp.Header    // scratch for the protection
+	seal          *wire.RTPSealer // mode Own: protects our SSRCs (media and RTX), only ours
+	plain         []byte          // mode Own: the packet before protection
 	fb            *wire.Batch   // the feedback reader's batch (NACK answers)
 	bound         bool
 	writer        webrtc.TrackLocalWriter
@@ -161,7 +159,7 @@ func (d *DownTrack) SetRoute(r *wire.Route) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.route.Swap(r) != r {
-		d.mode, d.srtp = wire.Pending, nil
+		d.mode, d.seal = wire.Pending, nil
 	}
 }
 
@@ -523,11 +521,11 @@ func (d *DownTrack) pathLocked() (wire.Mode, *wire.Dest) {
 	if d.mode == wire.Pending {
 		mode, keys := r.Decide()
 		if mode == wire.Own {
-			ctx, err := keys.Outbound()
+			seal, err := keys.RTPSealer()
 			if err != nil {
 				mode = wire.Pion
 			} else {
-				d.srtp = ctx
+				d.seal = seal
 				d.plain = make([]byte, wire.SlotSize)
 			}
 		}
@@ -540,12 +538,13 @@ func (d *DownTrack) pathLocked() (wire.Mode, *wire.Dest) {
 }
 
 // protectLocked marshals d.hdr, payload and the header's padding, protects the
-// packet with the track's context and queues it in out for dest.
+// packet with the track's sealer and queues it in out for dest.
 func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Batch) error {
 	n, err := d.hdr.MarshalTo(d.plain)
 	if err != nil {
 		return err
 	}
+	headerLen := n
 	pad := 0
 	if d.hdr.Padding {
 		pad = int(d.hdr.PaddingSize)
@@ -559,7 +558,7 @@ func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Bat
 		d.plain[n+pad-1] = byte(pad)
 		n += pad
 	}
-	ct, err := d.srtp.EncryptRTP(out.Slot(), d.plain[:n], &d.parsed)
+	ct, err := d.seal.Seal(out.Slot(), d.plain[:n], headerLen)
 	if err != nil {
 		return err
 	}

@@ -216,27 +216,7 @@ func (w *replayWindow) accept(i uint32) {
 // srtcpAEAD is the AES-GCM of SRTCP and its salt under masterKey and
 // masterSalt for an AEAD profile (nil for the others).
 func srtcpAEAD(profile srtp.ProtectionProfile, masterKey, masterSalt []byte) (cipher.AEAD, [12]byte, error) {
-	var salt [12]byte
-	switch profile {
-	case srtp.ProtectionProfileAeadAes128Gcm, srtp.ProtectionProfileAeadAes256Gcm:
-	default:
-		return nil, salt, nil
-	}
-	key, err := deriveSessionKey(0x03, masterKey, masterSalt, len(masterKey)) // SRTCP encryption key
-	if err != nil {
-		return nil, salt, err
-	}
-	s, err := deriveSessionKey(0x05, masterKey, masterSalt, len(salt)) // SRTCP salting key
-	if err != nil {
-		return nil, salt, err
-	}
-	copy(salt[:], s)
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, salt, err
-	}
-	aead, err := cipher.NewGCM(block)
-	return aead, salt, err
+	return sessionAEAD(profile, 0x03, 0x05, masterKey, masterSalt) // SRTCP encryption and salting keys
 }
 
 // deriveSessionKey is SRTP's key derivation (RFC 3711 section 4.3.3, AES-CM

@@ -1,0 +1,144 @@
+package wire
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/binary"
+	"errors"
+
+	"github.com/pion/rtp"
+	"github.com/pion/srtp/v3"
+)
+
+// RTPSealer protects the RTP of one owner's SSRCs (a destination's media and
+// retransmission SSRCs). With the AEAD profiles (RFC 7714) it seals packets
+// itself: one AES-GCM call on the marshalled header and payload, with the
+// rollover counter kept per SSRC in a few words (pion's context looks its
+// SSRC state up in a map and parses the header again, for every packet).
+// Other profiles go through a pion context. Not safe for concurrent use;
+// every SSRC is protected by exactly one sealer, or its index (and with GCM
+// the nonce) would repeat.
+type RTPSealer struct {
+	aead    cipher.AEAD // AEAD profiles; else ctx
+	salt    [12]byte    // the SRTP session salt
+	iv      [12]byte    // scratch, here so that it does not escape per packet
+	indexes []rtpIndex  // per SSRC; most owners have one or two
+	ctx     *srtp.Context
+	hdr     rtp.Header // scratch for ctx
+}
+
+// rtpIndex is one SSRC's packet index as its sender keeps it (RFC 3711
+// section 3.3.1): the rollover counter and the highest sequence number sent.
+type rtpIndex struct {
+	ssrc    uint32
+	roc     uint32
+	last    uint16
+	started bool
+}
+
+var errShortRTP = errors.New("srtp: packet shorter than its RTP header")
+
+// RTPSealer is a new sealer for SSRCs of what we send.
+func (k *Keys) RTPSealer() (*RTPSealer, error) {
+	aead, salt, err := srtpAEAD(k.Profile, k.LocalKey, k.LocalSalt)
+	if err != nil {
+		return nil, err
+	}
+	if aead == nil {
+		ctx, err := k.Outbound()
+		if err != nil {
+			return nil, err
+		}
+		return &RTPSealer{ctx: ctx}, nil
+	}
+	return &RTPSealer{aead: aead, salt: salt, indexes: make([]rtpIndex, 0, 2)}, nil
+}
+
+// Seal protects RTP packet plain, whose header (extensions included) is its
+// first headerLen bytes, into dst[:0] (give it room for len(plain)+Overhead
+// bytes: a Batch slot has it) and returns it.
+func (s *RTPSealer) Seal(dst, plain []byte, headerLen int) ([]byte, error) {
+	if s.ctx != nil {
+		return s.ctx.EncryptRTP(dst[:0], plain, &s.hdr)
+	}
+	if headerLen < 12 || len(plain) < headerLen {
+		return nil, errShortRTP
+	}
+	ssrc := binary.BigEndian.Uint32(plain[8:])
+	roc := s.index(ssrc).next(binary.BigEndian.Uint16(plain[2:]))
+	// RFC 7714 section 8.1: two zero bytes, the SSRC, the rollover counter
+	// and the sequence number, XOR the salt; the header is the additional data.
+	s.iv = [12]byte{}
+	binary.BigEndian.PutUint32(s.iv[2:], ssrc)
+	binary.BigEndian.PutUint32(s.iv[6:], roc)
+	copy(s.iv[10:], plain[2:4])
+	for i := range s.iv {
+		s.iv[i] ^= s.salt[i]
+	}
+	dst = append(dst[:0], plain[:headerLen]...)
+	return s.aead.Seal(dst, s.iv[:], plain[headerLen:], plain[:headerLen]), nil
+}
+
+// index is ssrc's index state, made at its first packet.
+func (s *RTPSealer) index(ssrc uint32) *rtpIndex {
+	for i := range s.indexes {
+		if s.indexes[i].ssrc == ssrc {
+			return &s.indexes[i]
+		}
+	}
+	s.indexes = append(s.indexes, rtpIndex{ssrc: ssrc})
+	return &s.indexes[len(s.indexes)-1]
+}
+
+// next is the rollover counter of sequence number seq, sent after the
+// highest so far (a wrap counts) or before it (a retransmission on the same
+// SSRC: from before a wrap, the previous counter).
+func (x *rtpIndex) next(seq uint16) uint32 {
+	if !x.started {
+		x.started, x.last = true, seq
+		return 0
+	}
+	if d := int16(seq - x.last); d >= 0 {
+		if seq < x.last {
+			x.roc++
+		}
+		x.last = seq
+		return x.roc
+	}
+	if seq > x.last && x.roc > 0 {
+		return x.roc - 1
+	}
+	return x.roc
+}
+
+// srtpAEAD is the AES-GCM of SRTP and its salt under masterKey and masterSalt
+// for an AEAD profile (nil for the others).
+func srtpAEAD(profile srtp.ProtectionProfile, masterKey, masterSalt []byte) (cipher.AEAD, [12]byte, error) {
+	return sessionAEAD(profile, 0x00, 0x02, masterKey, masterSalt) // SRTP encryption and salting keys
+}
+
+// sessionAEAD is the AES-GCM under the session key of label keyLabel and
+// the salt of saltLabel, for an AEAD profile (nil for the others).
+func sessionAEAD(profile srtp.ProtectionProfile, keyLabel, saltLabel byte, masterKey, masterSalt []byte) (cipher.AEAD, [12]byte, error) {
+	var salt [12]byte
+	switch profile {
+	case srtp.ProtectionProfileAeadAes128Gcm, srtp.ProtectionProfileAeadAes256Gcm:
+	default:
+		return nil, salt, nil
+	}
+	key, err := deriveSessionKey(keyLabel, masterKey, masterSalt, len(masterKey))
+	if err != nil {
+		return nil, salt, err
+	}
+	s, err := deriveSessionKey(saltLabel, masterKey, masterSalt, len(salt))
+	if err != nil {
+		return nil, salt, err
+	}
+	copy(salt[:], s)
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, salt, err
+	}
+	aead, err := cipher.NewGCM(block)
+	return aead, salt, err
+}
