@@ -64,10 +64,10 @@ type ForwardResult struct {
 	// The own data plane's sends: datagrams per sendmmsg, and per message
 	// (above 1: GSO trains).
 	DatagramsPerCall, DatagramsPerMessage float64
-	GCs                                uint32
-	GCPauseMax                         time.Duration
-	RSS, PeakRSS                       uint64
-	RSSPerParticipant                  float64 // bytes
+	GCs                                   uint32
+	GCPauseMax                            time.Duration
+	RSS, PeakRSS                          uint64
+	RSSPerParticipant                     float64 // bytes
 
 	LoadCPUPercent float64     // the load generator (this process), of one core
 	Load           load.Window // what the participants saw

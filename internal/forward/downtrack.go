@@ -46,10 +46,10 @@ type DownTrack struct {
 	// takes the Link's mu inside it (DownTrack.mu, then Link.mu; never the
 	// other way round).
 	mu            sync.Mutex
-	mode          wire.Mode     // how this track's RTP is sent, fixed at its first packet
+	mode          wire.Mode       // how this track's RTP is sent, fixed at its first packet
 	seal          *wire.RTPSealer // mode Own: protects our SSRCs (media and RTX), only ours
 	plain         []byte          // mode Own: the packet before protection
-	fb            *wire.Batch   // the feedback reader's batch (NACK answers)
+	fb            *wire.Batch     // the feedback reader's batch (NACK answers)
 	bound         bool
 	writer        webrtc.TrackLocalWriter
 	ssrc, rtxSSRC uint32

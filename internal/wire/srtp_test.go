@@ -9,7 +9,6 @@ import (
 	"github.com/pion/srtp/v3"
 )
 
-
 // rtpSends is what a destination sends on two SSRCs: media across a sequence
 // number wrap, retransmissions of packets sent before it, and an RTX stream,
 // with extensions, CSRCs and padding in some headers.
