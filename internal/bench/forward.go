@@ -89,13 +89,13 @@ func (r ForwardResult) Line() string {
 	return fmt.Sprintf("scenario=%s participants=%d duration_s=%.0f cpu_us_per_pkt=%.2f user_us_per_pkt=%.2f sys_us_per_pkt=%.2f "+
 		"pkts_per_s=%.0f mbit_per_s=%.2f p50_latency_us=%.0f p99_latency_us=%.0f allocs_per_pkt=%.3f gc_pause_max_us=%.0f gcs=%d "+
 		"rss_mb=%.1f rss_per_participant_mb=%.2f sfu_cpu_pct=%.1f load_cpu_pct=%.1f rx_loss_pct=%.3f audio_e2e_p99_us=%.0f "+
-		"p50_forward_latency_us=%.0f p99_forward_latency_us=%.0f nominal_pkts_per_s=%.0f nominal_mbit_per_s=%.2f "+
-		"streams_held=%d/%d worst_stream_pct=%.1f scenario_held=%t datagrams_per_send=%.1f datagrams_per_message=%.2f",
+		"p50_forward_latency_us=%.0f p99_forward_latency_us=%.0f datagrams_per_send=%.1f datagrams_per_message=%.2f "+
+		"nominal_pkts_per_s=%.0f nominal_mbit_per_s=%.2f streams_held=%d/%d worst_stream_pct=%.1f scenario_held=%t",
 		r.Scenario, r.Participants, r.Window.Seconds(), r.CPUMicros, r.UserMicros, r.SysMicros,
 		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), r.GCs,
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
-		us(r.ForwardP50), us(r.ForwardP99), r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
-		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK(), r.DatagramsPerCall, r.DatagramsPerMessage) +
+		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
+		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
 		fmt.Sprintf(" x_floor=%.2f %s", r.XFloor, r.Floor.Line())
 }
 
