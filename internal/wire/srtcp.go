@@ -43,18 +43,11 @@ var (
 
 // RTCPSealer is a new sealer for one SSRC of what we send.
 func (k *Keys) RTCPSealer() (*RTCPSealer, error) {
-	aead, salt, err := srtcpAEAD(k.Profile, k.LocalKey, k.LocalSalt)
+	aead, salt, ctx, err := k.outbound(labelSRTCPKey, labelSRTCPSalt)
 	if err != nil {
 		return nil, err
 	}
-	if aead == nil {
-		ctx, err := k.Outbound()
-		if err != nil {
-			return nil, err
-		}
-		return &RTCPSealer{ctx: ctx}, nil
-	}
-	return &RTCPSealer{aead: aead, salt: salt}, nil
+	return &RTCPSealer{aead: aead, salt: salt, ctx: ctx}, nil
 }
 
 // Seal appends compound RTCP packet plain, protected, to dst[:0] (give it
@@ -102,7 +95,7 @@ var (
 
 // RTCPOpener is a new opener of what the peer sends.
 func (k *Keys) RTCPOpener() (*RTCPOpener, error) {
-	aead, salt, err := srtcpAEAD(k.Profile, k.RemoteKey, k.RemoteSalt)
+	aead, salt, err := sessionAEAD(k.Profile, labelSRTCPKey, labelSRTCPSalt, k.RemoteKey, k.RemoteSalt)
 	if err != nil {
 		return nil, err
 	}
@@ -211,12 +204,6 @@ func (w *replayWindow) accept(i uint32) {
 	} else {
 		w.hi |= 1 << (d - 64)
 	}
-}
-
-// srtcpAEAD is the AES-GCM of SRTCP and its salt under masterKey and
-// masterSalt for an AEAD profile (nil for the others).
-func srtcpAEAD(profile srtp.ProtectionProfile, masterKey, masterSalt []byte) (cipher.AEAD, [12]byte, error) {
-	return sessionAEAD(profile, 0x03, 0x05, masterKey, masterSalt) // SRTCP encryption and salting keys
 }
 
 // deriveSessionKey is SRTP's key derivation (RFC 3711 section 4.3.3, AES-CM

@@ -40,18 +40,11 @@ var errShortRTP = errors.New("srtp: packet shorter than its RTP header")
 
 // RTPSealer is a new sealer for SSRCs of what we send.
 func (k *Keys) RTPSealer() (*RTPSealer, error) {
-	aead, salt, err := srtpAEAD(k.Profile, k.LocalKey, k.LocalSalt)
+	aead, salt, ctx, err := k.outbound(labelSRTPKey, labelSRTPSalt)
 	if err != nil {
 		return nil, err
 	}
-	if aead == nil {
-		ctx, err := k.Outbound()
-		if err != nil {
-			return nil, err
-		}
-		return &RTPSealer{ctx: ctx}, nil
-	}
-	return &RTPSealer{aead: aead, salt: salt, indexes: make([]rtpIndex, 0, 2)}, nil
+	return &RTPSealer{aead: aead, salt: salt, ctx: ctx, indexes: make([]rtpIndex, 0, 2)}, nil
 }
 
 // Seal protects RTP packet plain, whose header (extensions included) is its
@@ -111,10 +104,21 @@ func (x *rtpIndex) next(seq uint16) uint32 {
 	return x.roc
 }
 
-// srtpAEAD is the AES-GCM of SRTP and its salt under masterKey and masterSalt
-// for an AEAD profile (nil for the others).
-func srtpAEAD(profile srtp.ProtectionProfile, masterKey, masterSalt []byte) (cipher.AEAD, [12]byte, error) {
-	return sessionAEAD(profile, 0x00, 0x02, masterKey, masterSalt) // SRTP encryption and salting keys
+// The session keys' labels (RFC 3711 section 4.3.1, RFC 7714 section 11).
+const (
+	labelSRTPKey, labelSRTPSalt   = 0x00, 0x02
+	labelSRTCPKey, labelSRTCPSalt = 0x03, 0x05
+)
+
+// outbound is what protects what we send under the session keys of keyLabel
+// and saltLabel: the AES-GCM and salt of an AEAD profile, else a pion context.
+func (k *Keys) outbound(keyLabel, saltLabel byte) (cipher.AEAD, [12]byte, *srtp.Context, error) {
+	aead, salt, err := sessionAEAD(k.Profile, keyLabel, saltLabel, k.LocalKey, k.LocalSalt)
+	if err != nil || aead != nil {
+		return aead, salt, nil, err
+	}
+	ctx, err := k.Outbound()
+	return nil, salt, ctx, err
 }
 
 // sessionAEAD is the AES-GCM under the session key of label keyLabel and
