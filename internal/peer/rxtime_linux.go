@@ -10,9 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rxOOBSize holds one SCM_TIMESTAMPNS control message.
-const rxOOBSize = 64
-
 // enableRxTimestamps asks the kernel to stamp every datagram c receives with
 // its arrival time (SO_TIMESTAMPNS), which no scheduling delay of ours shifts.
 func enableRxTimestamps(c *net.UDPConn) bool {

@@ -6,6 +6,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // The kernel stamps a datagram when it arrives, not when we read it.
@@ -29,7 +31,7 @@ func TestKernelArrivalStamp(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // read late
 	var b [16]byte
-	var oob [rxOOBSize]byte
+	var oob [wire.ReadOOBSize]byte // what the socket reader keeps per datagram
 	_, oobn, _, _, err := c.ReadMsgUDPAddrPort(b[:], oob[:])
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"time"
 )
 
-const rxOOBSize = 0
-
 // enableRxTimestamps: kernel arrival stamps are read on 64-bit Linux only;
 // elsewhere datagrams are stamped when read.
 func enableRxTimestamps(*net.UDPConn) bool { return false }
