@@ -122,10 +122,10 @@ type observingConn struct {
 }
 
 // ingressBatch is what the taken datagrams of one read send (their fan-out,
-// retransmissions), sent together once the read's datagrams are handled (a
-// full batch flushes earlier): a frame read whole goes to each receiver as one
-// GSO train. Room for a 720p frame's packets to a few receivers, or one
-// packet's fan-out to 256.
+// retransmissions), sent at the end of each frame and once the read's
+// datagrams are handled (a full batch flushes earlier): a frame read whole
+// goes to each receiver as one GSO train. Room for a 720p frame's packets to
+// a few receivers, or one packet's fan-out to 256.
 const ingressBatch = 256
 
 // observe shows datagram b to the feedback with the time it reached the host

@@ -56,6 +56,10 @@ const (
 	gsoMaxSegments = 64
 	// gsoMaxBytes keeps a train under IP's 64 KiB datagram limit with headers.
 	gsoMaxBytes = 65000
+	// gsoMaxSegment: a longer datagram goes alone. The kernel refuses a train
+	// whose segments do not fit the path's MTU whole (EMSGSIZE), where a lone
+	// datagram would be fragmented; media packets are about 1,200 bytes.
+	gsoMaxSegment = 1400
 )
 
 // gsoCtrlLen is one control message carrying UDP_SEGMENT's uint16.
@@ -98,7 +102,8 @@ func (s *batchSys) init(b *Batch, slots int) {
 
 // group assigns datagrams [start, end) to messages and reports how many.
 // A destination's datagrams join its open train while they keep its segment
-// size; a shorter one ends the train, a longer one starts the next. Each
+// size; a shorter one ends the train, a longer one starts the next, one
+// longer than gsoMaxSegment goes alone. Each
 // destination's datagrams keep their order: its trains are sent in order.
 func (s *batchSys) group(b *Batch, start, end int, gso bool) int {
 	msgs := 0
@@ -119,7 +124,7 @@ func (s *batchSys) group(b *Batch, start, end int, gso bool) int {
 		}
 		s.count[m]++
 		s.bytes[m] += n
-		s.closed[m] = n < s.seg[m]
+		s.closed[m] = n < s.seg[m] || n > gsoMaxSegment
 		s.msgOf[i-start] = m
 	}
 	return msgs
@@ -173,8 +178,8 @@ func (s *batchSys) send(b *Batch, start, end int) (sent, msgsSent, calls int) {
 		}
 		calls++
 		if s.done == before { // refused: skip the message that failed
-			if s.count[s.start] > 1 && (s.errno == unix.EIO || s.errno == unix.EINVAL) {
-				sock.noGSO.Store(true) // a device that cannot segment: never again
+			if s.count[s.start] > 1 && (s.errno == unix.EIO || s.errno == unix.EINVAL || s.errno == unix.EMSGSIZE) {
+				sock.noGSO.Store(true) // a device or path that cannot take trains: never again
 			}
 			s.start++
 		}

@@ -140,3 +140,31 @@ func TestBatchWithoutGSOSendsDatagramsAlone(t *testing.T) {
 		t.Fatalf("%d datagrams in %d messages; want 5 in 5", c.Datagrams.Load(), c.Messages.Load())
 	}
 }
+
+// Datagrams too long to be sure of the path's MTU go alone, where the kernel
+// would fragment them, not in a train it would refuse whole.
+func TestBatchSendsLongDatagramsAlone(t *testing.T) {
+	sock := socket(t)
+	r := listen(t)
+	d := NewDest(sock, addrOf(r))
+	var c Counters
+	b := NewBatch(8)
+	b.Stats = &c
+	sizes := []int{1450, 1450, 1450, 1200, 1200}
+	for n, size := range sizes {
+		queue(b, packet(size, 0, n), d)
+	}
+	b.Flush()
+	for j, g := range readAll(t, r, len(sizes)) {
+		if g[1] != byte(j) || len(g) != sizes[j] {
+			t.Fatalf("datagram %d: % x… %d bytes, want %d", j, g[:2], len(g), sizes[j])
+		}
+	}
+	want := uint64(4) // three alone, then a train of two
+	if !sock.GSO() {
+		want = 5
+	}
+	if c.Messages.Load() != want {
+		t.Fatalf("%d messages, want %d", c.Messages.Load(), want)
+	}
+}
