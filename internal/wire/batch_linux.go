@@ -56,6 +56,10 @@ const (
 	gsoMaxSegments = 64
 	// gsoMaxBytes keeps a train under IP's 64 KiB datagram limit with headers.
 	gsoMaxBytes = 65000
+	// callMaxDatagrams bounds one sendmmsg: a raw call cannot be preempted,
+	// so a stop of the world (a GC phase) waits for it to return, and on
+	// loopback each datagram's delivery runs inside the call (~4 µs each).
+	callMaxDatagrams = 64
 	// gsoMaxSegment: a longer datagram goes alone. The kernel refuses a train
 	// whose segments do not fit the path's MTU whole (EMSGSIZE), where a lone
 	// datagram would be fragmented; media packets are about 1,200 bytes.
@@ -187,12 +191,18 @@ func (s *batchSys) send(b *Batch, start, end int) (sent, msgsSent, calls int) {
 	return s.done, s.taken, calls
 }
 
-// sendmmsg is one raw system call: short and non-blocking, so it does not go
-// through the scheduler's syscall path (floor measurements: sysmon retaking
-// the P on longer calls doubled the cost of small batches).
+// sendmmsg is one raw system call for the next messages, up to
+// callMaxDatagrams: short and non-blocking, so it does not go through the
+// scheduler's syscall path (floor measurements: sysmon retaking the P on
+// longer calls doubled the cost of small batches).
 func (s *batchSys) sendmmsg(fd uintptr) {
+	end, datagrams := s.start, 0
+	for end < s.end && (end == s.start || datagrams+int(s.count[end]) <= callMaxDatagrams) {
+		datagrams += int(s.count[end])
+		end++
+	}
 	n, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, fd,
-		uintptr(unsafe.Pointer(&s.msgs[s.start])), uintptr(s.end-s.start), unix.MSG_DONTWAIT, 0, 0)
+		uintptr(unsafe.Pointer(&s.msgs[s.start])), uintptr(end-s.start), unix.MSG_DONTWAIT, 0, 0)
 	s.errno = errno
 	if errno != 0 || int(n) <= 0 {
 		return

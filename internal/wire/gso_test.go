@@ -168,3 +168,22 @@ func TestBatchSendsLongDatagramsAlone(t *testing.T) {
 		t.Fatalf("%d messages, want %d", c.Messages.Load(), want)
 	}
 }
+
+// One system call takes at most callMaxDatagrams: a raw call cannot be
+// preempted, and a stop of the world waits for it.
+func TestBatchBoundsTheDatagramsOfOneCall(t *testing.T) {
+	sock := socket(t)
+	r := listen(t)
+	d := NewDest(sock, addrOf(r))
+	var c Counters
+	b := NewBatch(2*callMaxDatagrams + 2)
+	b.Stats = &c
+	for n := range 2*callMaxDatagrams + 2 {
+		queue(b, packet(100, 0, n), d) // one train of 130 would be cut at 64 segments
+	}
+	b.Flush()
+	readAll(t, r, 2*callMaxDatagrams+2)
+	if c.Datagrams.Load() != 2*callMaxDatagrams+2 || c.Calls.Load() != 3 {
+		t.Fatalf("%d datagrams in %d calls; want %d in 3", c.Datagrams.Load(), c.Calls.Load(), 2*callMaxDatagrams+2)
+	}
+}
