@@ -76,7 +76,8 @@ type batchSys struct {
 	iovs []unix.Iovec // per datagram, grouped by message
 	ctrl []byte       // per message: its UDP_SEGMENT control message
 	// Grouping, per message: its datagrams, bytes and segment size, whether a
-	// shorter (last) segment closed it, and where its iovecs start.
+	// shorter (last) segment closed it, and where its iovecs start (send
+	// advances it while placing them: then it is where they end).
 	count, bytes, seg, iov []int32
 	closed                 []bool
 	msgOf                  []int32 // per datagram of the run
