@@ -12,6 +12,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/algo/bwe"
 	"github.com/podium-sfu/podium/internal/algo/playout"
+	"github.com/podium-sfu/podium/internal/gridclock"
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
@@ -68,7 +69,7 @@ type Link struct {
 	rtxAt     time.Time
 	probeDebt float64 // bytes of probe padding owed
 	probeAt   time.Time
-	stepPanic chan any // a pacer step's panic, for Run to raise (linkClock.step)
+	stepPanic chan any // a pacer step's panic, for Run to raise (pacerSteps)
 
 	estimate  atomic.Int64        // bits/s, readable without mu
 	delivered atomic.Int64        // media bits/s the receiver acknowledged lately
@@ -467,14 +468,15 @@ func retransmitShareOf(competing bool, loss float64, queue time.Duration) float6
 }
 
 // Run paces probe padding and drives the estimator's timeouts until done is
-// closed: the shared clock (linkClock) runs its steps meanwhile.
+// closed: the shared clock (gridclock.Shared) runs its steps meanwhile.
 func (l *Link) Run(done <-chan struct{}) {
-	pacerClock.add(l, onGrid(time.Now(), idleTick))
+	steps := (*pacerSteps)(l)
+	gridclock.Shared.Add(steps, gridclock.OnGrid(time.Now(), idleTick))
 	select {
 	case <-done:
-		pacerClock.remove(l)
+		gridclock.Shared.Remove(steps)
 	case r := <-l.stepPanic:
-		pacerClock.remove(l)
+		gridclock.Shared.Remove(steps)
 		panic(r) // where a panic of the connection's own goroutine would be
 	}
 }

@@ -2,7 +2,9 @@ package peer
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/sdp/v3"
 
+	"github.com/podium-sfu/podium/internal/gridclock"
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
@@ -29,12 +32,6 @@ type twccFeedbackFactory struct {
 	// byPC: the interceptors made, by peer connection id, until
 	// Engine.Publish gives theirs a route (nil: two connections had one id).
 	byPC map[string]*twccFeedback
-	// sending: the connections whose feedback the clock sends (see clock).
-	sending map[*twccFeedback]struct{}
-	ticking bool // the clock's goroutine runs
-	// round is held by the clock for a round of sends: a connection that
-	// stopped waits on it, so that none of its sends follows its Close.
-	round sync.Mutex
 }
 
 func (f *twccFeedbackFactory) NewInterceptor(id string) (interceptor.Interceptor, error) {
@@ -127,7 +124,7 @@ func (t *twccFeedback) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCP
 	t.kick = make(chan struct{}, 1)
 	t.wg.Add(1)
 	go t.pionSends(w)
-	t.factory.start(t)
+	gridclock.Shared.Add(t, gridclock.OnGrid(time.Now(), twccFeedbackInterval))
 	return w
 }
 
@@ -148,74 +145,30 @@ func (t *twccFeedback) pionSends(w interceptor.RTCPWriter) {
 	}
 }
 
-// tick is the clock's turn for t at now: sent at once on our own route (a
-// non-blocking system call), else handed to pionSends. A send still under
-// way skips the turn.
-func (t *twccFeedback) tick(now time.Time) {
+// Step is the shared clock's turn for t at now (gridclock.Shared, on the
+// twccFeedbackInterval grid with the pacers': one wake-up per interval for
+// the whole server rather than one per publish connection): sent at once on
+// our own route (a non-blocking system call), else handed to pionSends. A
+// send still under way skips the turn.
+func (t *twccFeedback) Step(now time.Time) (time.Duration, bool) {
 	if !t.sendMu.TryLock() {
-		return
+		return twccFeedbackInterval, true
 	}
 	defer t.sendMu.Unlock()
 	if d, ok := t.ownDest(); ok {
 		t.sendOwn(now, d)
-		return
+		return twccFeedbackInterval, true
 	}
 	select {
 	case t.kick <- struct{}{}:
 	default:
 	}
+	return twccFeedbackInterval, true
 }
 
-// start has the clock give t a turn every twccFeedbackInterval; stop ends it.
-func (f *twccFeedbackFactory) start(t *twccFeedback) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.sending == nil {
-		f.sending = map[*twccFeedback]struct{}{}
-	}
-	f.sending[t] = struct{}{}
-	if !f.ticking {
-		f.ticking = true
-		go f.clock()
-	}
-}
-
-func (f *twccFeedbackFactory) stop(t *twccFeedback) {
-	f.mu.Lock()
-	delete(f.sending, t)
-	f.mu.Unlock()
-	f.round.Lock()   // a round that took t before it left has finished
-	f.round.Unlock() //nolint:staticcheck // an empty critical section: a wait
-}
-
-// clock gives every connection its turn, one after another, on one ticker:
-// one wake-up per interval for the whole server rather than one per publish
-// connection (a wake-up of an otherwise idle server costs far more than
-// building and sending a feedback). It ends when no connection is left.
-func (f *twccFeedbackFactory) clock() {
-	tick := time.NewTicker(twccFeedbackInterval)
-	defer tick.Stop()
-	var round []*twccFeedback
-	for now := range tick.C {
-		f.round.Lock()
-		f.mu.Lock()
-		if len(f.sending) == 0 {
-			f.ticking = false
-			f.mu.Unlock()
-			f.round.Unlock()
-			return
-		}
-		round = round[:0]
-		for t := range f.sending {
-			round = append(round, t)
-		}
-		f.mu.Unlock()
-		for _, t := range round {
-			t.tick(now)
-		}
-		clear(round)
-		f.round.Unlock()
-	}
+// StepPanicked: a feedback that panicked sends no more; its connection goes on.
+func (t *twccFeedback) StepPanicked(r any) {
+	slog.Error("transport-wide feedback stopped: its step panicked", "pc", t.id, "panic", r, "stack", string(debug.Stack()))
 }
 
 // send builds the feedback on what arrived since the last call and sends it,
@@ -330,7 +283,7 @@ func (t *twccFeedback) Close() error {
 	loop := t.loop
 	t.mu.Unlock()
 	if loop {
-		t.factory.stop(t)
+		gridclock.Shared.Remove(t) // none of its sends follows Close
 	}
 	t.wg.Wait()
 	for _, ssrc := range ssrcs {
