@@ -28,7 +28,7 @@ type socketLoop struct {
 	pubConn *net.UDPConn
 	pubCtx  *srtp.Context
 	sfuConn *net.UDPConn
-	sfuCtx  *srtp.Context
+	sfuOpen *wire.RTPOpener
 	in      *wire.Inbound // the publish connection's taken streams
 	reader  *wire.Reader  // the SFU socket's, as under pion's mux
 	out     *wire.Batch   // the socket reader's
@@ -47,7 +47,7 @@ func newSocketLoop(tb testing.TB, n int, profile srtp.ProtectionProfile) *socket
 		wireBuf: make([]byte, 2048), out: wire.NewBatch(16), in: wire.NewInbound()}
 	pubKeys := testKeys(profile, 100) // the publish connection, as the SFU holds it
 	var err error
-	if l.sfuCtx, err = pubKeys.Inbound(); err != nil {
+	if l.sfuOpen, err = pubKeys.RTPOpener(); err != nil {
 		tb.Fatal(err)
 	}
 	pk := peerKeys(pubKeys)
@@ -62,7 +62,7 @@ func newSocketLoop(tb testing.TB, n int, profile srtp.ProtectionProfile) *socket
 		tb.Fatal(err)
 	}
 	l.up = newVideoUp(tb, &keyframeRequests{})
-	l.in.SetContext(l.sfuCtx)
+	l.in.SetOpener(l.sfuOpen)
 	l.in.Take(srcVideoSSRC, l.up.Receive)
 	for i := range n {
 		k := testKeys(profile, byte(i*4))

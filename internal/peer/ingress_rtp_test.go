@@ -47,12 +47,12 @@ func publishIngress(t testing.TB, peer netip.AddrPort) (*ingress, *inConn, *feed
 	a := newArrivals()
 	in := newIngress(a)
 	k := ingressKeys()
-	ctx, err := k.Inbound()
+	o, err := k.RTPOpener()
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &inConn{rtp: wire.NewInbound()}
-	c.rtp.SetContext(ctx)
+	c.rtp.SetOpener(o)
 	h := &taken{}
 	c.rtp.Take(takenSSRC, h.handle)
 	in.set(peer, c, c)

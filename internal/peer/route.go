@@ -119,12 +119,12 @@ type routeIngress struct {
 
 func (ri *routeIngress) start(k wire.Keys, c *inConn) {
 	if c.rtp != nil {
-		ctx, err := k.Inbound()
+		o, err := k.RTPOpener()
 		if err != nil {
-			slog.Warn("SRTP context", "err", err)
+			slog.Warn("SRTP opener", "err", err)
 			return
 		}
-		c.rtp.SetContext(ctx) // its own: pion's keeps the streams not taken
+		c.rtp.SetOpener(o) // its own: pion's context keeps the streams not taken
 	}
 	open, err := k.RTCPOpener()
 	if err != nil {

@@ -5,9 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/pion/rtp"
-	"github.com/pion/srtp/v3"
 )
 
 // RTPHandler takes one authenticated, decrypted RTP packet of a taken stream
@@ -16,17 +13,16 @@ import (
 type RTPHandler func(now time.Time, pkt []byte, out *Batch)
 
 // Inbound is one peer connection's received SRTP as the data plane takes it
-// at the socket: the connection's own inbound context (with replay
-// protection) and the streams (SSRCs) it takes, each with its handler. A
-// stream not taken, or any packet before the keys, stays with pion.
+// at the socket: the connection's own opener (with replay protection) and
+// the streams (SSRCs) it takes, each with its handler. A stream not taken,
+// or any packet before the keys, stays with pion.
 //
-// Its context only ever sees the taken streams' packets, pion's only the
-// others' (and the taken ones' before they were taken): every SSRC's packet
-// index is followed by one context at a time.
+// Its opener only ever sees the taken streams' packets, pion's context only
+// the others' (and the taken ones' before they were taken): every SSRC's
+// packet index is followed by one of them at a time.
 type Inbound struct {
-	mu    sync.Mutex // ctx, hdr, spare and the streams' opened: whichever socket reads the peer
-	ctx   *srtp.Context
-	hdr   rtp.Header
+	mu    sync.Mutex // open, spare and the streams' opened: whichever socket reads the peer
+	open  *RTPOpener
 	spare []byte // a stream's first datagram, kept for a second try (see Open)
 
 	streams  atomic.Pointer[map[uint32]*taken] // copied on write under smu
@@ -49,10 +45,10 @@ func NewInbound() *Inbound {
 	return in
 }
 
-// SetContext starts taking the streams with ctx (made by Keys.Inbound).
-func (in *Inbound) SetContext(ctx *srtp.Context) {
+// SetOpener starts taking the streams with o (made by Keys.RTPOpener).
+func (in *Inbound) SetOpener(o *RTPOpener) {
 	in.mu.Lock()
-	in.ctx = ctx
+	in.open = o
 	in.mu.Unlock()
 }
 
@@ -116,8 +112,8 @@ const (
 // parses only the fixed header's SSRC before authentication, and does not
 // allocate.
 //
-// Our context meets a stream mid-way, after pion's has read its first packets,
-// and guesses a rollover counter of 0. A stream whose sequence number wrapped
+// Our opener meets a stream mid-way, after pion's context has read its first
+// packets, and guesses a rollover counter of 0. A stream whose sequence number wrapped
 // before it was taken (a sender that starts near 65535; browsers start below
 // 32768) has 1: until one of its packets authenticates, a packet that fails is
 // tried again with 1 (from a copy: a failed AES-GCM open may overwrite it).
@@ -132,7 +128,7 @@ func (in *Inbound) Open(b []byte) ([]byte, RTPHandler, OpenStatus) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.ctx == nil {
+	if in.open == nil {
 		return nil, nil, NotTaken
 	}
 	first := !t.opened && len(b) <= maxDatagram
@@ -142,12 +138,12 @@ func (in *Inbound) Open(b []byte) ([]byte, RTPHandler, OpenStatus) {
 		}
 		copy(in.spare, b)
 	}
-	plain, err := in.ctx.DecryptRTP(b[:0], b, &in.hdr)
+	plain, err := in.open.Open(b)
 	if err != nil && first {
 		copy(b, in.spare[:len(b)])
-		in.ctx.SetROC(ssrc, 1)
-		if plain, err = in.ctx.DecryptRTP(b[:0], b, &in.hdr); err != nil {
-			in.ctx.SetROC(ssrc, 0) // as before the try
+		in.open.SetROC(ssrc, 1)
+		if plain, err = in.open.Open(b); err != nil {
+			in.open.SetROC(ssrc, 0) // as before the try
 		}
 	}
 	if err != nil {

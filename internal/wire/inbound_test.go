@@ -20,12 +20,12 @@ func inboundPair(t *testing.T, profile srtp.ProtectionProfile) (sender *srtp.Con
 		t.Fatal(err)
 	}
 	k := Keys{Profile: profile, RemoteKey: key, RemoteSalt: salt, LocalKey: key, LocalSalt: salt}
-	ctx, err := k.Inbound()
+	o, err := k.RTPOpener()
 	if err != nil {
 		t.Fatal(err)
 	}
 	in = NewInbound()
-	in.SetContext(ctx)
+	in.SetOpener(o)
 	seqs := []uint16{}
 	got = &seqs
 	in.Take(42, func(_ time.Time, b []byte, _ *Batch) {
@@ -121,12 +121,12 @@ func FuzzInboundOpen(f *testing.F) {
 	f.Add([]byte{0x90, 0x60, 0, 1, 0, 0, 0, 1, 0, 0, 0, 42, 0xbe, 0xde, 0xff, 0xff})
 	k := Keys{Profile: srtp.ProtectionProfileAeadAes128Gcm, RemoteKey: key, RemoteSalt: salt}
 	f.Fuzz(func(t *testing.T, d []byte) {
-		ctx, err := k.Inbound()
+		o, err := k.RTPOpener()
 		if err != nil {
 			t.Fatal(err)
 		}
 		in := NewInbound()
-		in.SetContext(ctx)
+		in.SetOpener(o)
 		in.Take(42, func(time.Time, []byte, *Batch) {})
 		orig := append([]byte(nil), d...)
 		plain, h, st := in.Open(d)

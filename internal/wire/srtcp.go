@@ -125,7 +125,7 @@ func (o *RTCPOpener) Open(dst, b []byte) ([]byte, error) {
 	index := eIndex &^ srtcpIndexE
 	ssrc := binary.BigEndian.Uint32(b[4:])
 	w := o.windows[ssrc]
-	if !w.check(index) {
+	if !w.check(uint64(index)) {
 		return nil, errSRTCPReplay
 	}
 	gcmNonce(&o.iv, &o.salt, ssrc, index)
@@ -149,7 +149,7 @@ func (o *RTCPOpener) Open(dst, b []byte) ([]byte, error) {
 		}
 		dst = append(dst, o.clear[:n]...)
 	}
-	w.accept(index)
+	w.accept(uint64(index))
 	o.windows[ssrc] = w
 	return dst[:n], nil
 }
@@ -165,15 +165,16 @@ func gcmNonce(iv, salt *[12]byte, ssrc, index uint32) {
 	}
 }
 
-// replayWindow is pion's replay detector (replaydetector.New(128, 2^31-1))
-// as a value: the highest index accepted and which of the 128 up to it were.
-// The zero window has accepted nothing and takes any index.
+// replayWindow is pion's replay detector (replaydetector.New(128, max): SRTCP's
+// 31-bit and SRTP's 48-bit indexes) as a value: the highest index accepted and
+// which of the 128 up to it were. The zero window has accepted nothing and
+// takes any index.
 type replayWindow struct {
-	top    uint32
+	top    uint64
 	lo, hi uint64 // bit i: index top-i was accepted
 }
 
-func (w *replayWindow) check(i uint32) bool {
+func (w *replayWindow) check(i uint64) bool {
 	if i > w.top {
 		return true
 	}
@@ -187,7 +188,7 @@ func (w *replayWindow) check(i uint32) bool {
 	return w.hi&(1<<(d-64)) == 0
 }
 
-func (w *replayWindow) accept(i uint32) {
+func (w *replayWindow) accept(i uint64) {
 	if i > w.top {
 		switch s := i - w.top; {
 		case s >= 128:
