@@ -355,3 +355,37 @@ func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
 		}
 	}
 }
+
+// On the own path a packet's send time for the estimator is when the flush
+// handed it to the socket (wire.Batch.Stamp, Link.Departed), not when it was
+// stamped: here the stamp's clock reads a second early, and the round trip
+// from its feedback is still the path's 20 ms.
+func TestOwnPathSendTimeIsTheFlush(t *testing.T) {
+	sfu, err := wire.NewSocket(udp(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newVideoUp(t, &keyframeRequests{})
+	k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, 1)
+	end := newReceiverEnd(t, k)
+	d := NewDownTrack(up, "r")
+	l := NewLink(bwe.DefaultConfig())
+	l.clock = func() time.Time { return time.Now().Add(-time.Second) }
+	d.SetLink(l)
+	d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
+	if _, err := d.Bind(videoContext(5000, 6000).withWriter(&recorder{}).withTWCC(3)); err != nil {
+		t.Fatal(err)
+	}
+	up.AddDown(d)
+	out := wire.NewBatch(8)
+	up.Receive(t0, (&video{t: t}).next(vp8Key, true), out) // flushed at once
+	end.read(t)
+	acked := time.Now().Add(20 * time.Millisecond)
+	fb := &rtcp.TransportLayerCC{BaseSequenceNumber: 1, PacketStatusCount: 1, ReferenceTime: 1,
+		PacketChunks: []rtcp.PacketStatusChunk{&rtcp.RunLengthChunk{PacketStatusSymbol: rtcp.TypeTCCPacketReceivedSmallDelta, RunLength: 1}},
+		RecvDeltas:   []*rtcp.RecvDelta{{Type: rtcp.TypeTCCPacketReceivedSmallDelta, Delta: 0}}}
+	d.HandleRTCP(acked, []rtcp.Packet{fb})
+	if rtt := l.Stats().Estimator.RTT; rtt < 20*time.Millisecond || rtt > 200*time.Millisecond {
+		t.Errorf("round trip %v, want about 20 ms: the send time is the flush's", rtt)
+	}
+}

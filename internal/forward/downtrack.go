@@ -489,12 +489,19 @@ func (d *DownTrack) sendLocked(payload []byte, probe bool, out *wire.Batch) erro
 	case mode == wire.Own && (out == nil || out.Free() == 0):
 		return errBatchFull
 	case mode == wire.Own:
-		if l != nil {
-			l.mu.Lock()
-			l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe)
-			l.mu.Unlock()
+		if l == nil {
+			return d.protectLocked(payload, dest, out)
 		}
-		return d.protectLocked(payload, dest, out)
+		l.mu.Lock()
+		seq, stamped := l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe)
+		l.mu.Unlock()
+		if err := d.protectLocked(payload, dest, out); err != nil {
+			return err
+		}
+		if stamped {
+			out.Stamp(l, seq) // its send time: when the flush hands it over
+		}
+		return nil
 	}
 	if l == nil {
 		_, err := d.writer.WriteRTP(&d.hdr, payload)

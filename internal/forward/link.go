@@ -215,17 +215,28 @@ func (l *Link) removeDown(d *DownTrack) {
 // The send time is read here, not taken from the packet's arrival: the
 // estimator reads delay growth between sends and their feedback as a queue on
 // the path, and time spent inside the SFU (fan-out to other receivers, waiting
-// for locks) is no queue on this receiver's path.
-func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool) {
+// for locks) is no queue on this receiver's path. A packet queued in a batch
+// is stamped again when the batch hands it to the socket (Departed); ok says
+// that it has a number to stamp.
+func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool) (seq uint16, ok bool) {
 	if l.extID == 0 {
-		return
+		return 0, false
 	}
 	l.seq++
 	binary.BigEndian.PutUint16(ext[:], l.seq)
 	if h.SetExtension(l.extID, ext[:]) != nil {
-		return
+		return 0, false
 	}
 	l.est.OnSent(l.clock(), l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
+	return l.seq, true
+}
+
+// Departed is a batch's word that packet seq was handed to the socket at at
+// (wire.Departure): its send time for the estimator.
+func (l *Link) Departed(seq uint16, at time.Time) {
+	l.mu.Lock()
+	l.est.Departed(at, seq)
+	l.mu.Unlock()
 }
 
 // playoutAsked marks Link.asked as holding a delay.

@@ -38,6 +38,19 @@ type Batch struct {
 	// carrying it has handed it to the kernel (benchmarks' latency).
 	Sampler Sampler
 	timed   []timedSend
+
+	departs []departure // Stamped datagrams, told their send time after the flush
+}
+
+// Departure is told when a datagram it Stamped was handed to the kernel: a
+// bandwidth estimator's send time is that, not when the packet was built.
+type Departure interface {
+	Departed(seq uint16, at time.Time)
+}
+
+type departure struct {
+	to  Departure
+	seq uint16
 }
 
 // Sampler records when sampled datagrams were handed to the kernel.
@@ -61,7 +74,7 @@ type Counters struct {
 func NewBatch(slots int) *Batch {
 	slots = max(slots, 1)
 	b := &Batch{buf: make([]byte, slots*SlotSize), lens: make([]int, slots), dests: make([]*Dest, slots),
-		timed: make([]timedSend, 0, slots)}
+		timed: make([]timedSend, 0, slots), departs: make([]departure, 0, slots)}
 	b.sys.init(b, slots)
 	return b
 }
@@ -100,6 +113,14 @@ func (b *Batch) Timed(wire, read time.Time) {
 	}
 }
 
+// Stamp has d told, after the flush, when the last committed datagram (its
+// packet seq) was handed to the kernel.
+func (b *Batch) Stamp(d Departure, seq uint16) {
+	if b.n > len(b.departs) && len(b.departs) < cap(b.departs) {
+		b.departs = append(b.departs, departure{d, seq})
+	}
+}
+
 // Flush sends every queued datagram, one system call per run of datagrams for
 // the same socket, and reports how many the kernel took.
 func (b *Batch) Flush() int {
@@ -123,13 +144,19 @@ func (b *Batch) Flush() int {
 		b.dests[i] = nil
 	}
 	b.n = 0
-	if len(b.timed) > 0 {
-		now := time.Now()
-		for _, t := range b.timed {
-			b.Sampler.Sent(t.wire, t.read, now)
-		}
-		b.timed = b.timed[:0]
+	if len(b.timed) == 0 && len(b.departs) == 0 {
+		return sent
 	}
+	now := time.Now()
+	for _, t := range b.timed {
+		b.Sampler.Sent(t.wire, t.read, now)
+	}
+	b.timed = b.timed[:0]
+	for i, d := range b.departs {
+		d.to.Departed(d.seq, now)
+		b.departs[i].to = nil
+	}
+	b.departs = b.departs[:0]
 	return sent
 }
 

@@ -149,3 +149,41 @@ func TestBatchSendDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per batch", allocs)
 	}
 }
+
+type departures struct {
+	seqs []uint16
+	at   []time.Time
+}
+
+func (d *departures) Departed(seq uint16, at time.Time) {
+	d.seqs = append(d.seqs, seq)
+	d.at = append(d.at, at)
+}
+
+// Stamped datagrams are told, after the flush, when it handed them over; the
+// others are not, and a second flush tells nothing again.
+func TestBatchStampsDepartures(t *testing.T) {
+	r := listen(t)
+	d := NewDest(socket(t), addrOf(r))
+	batch := NewBatch(4)
+	var got departures
+	for i := range 3 {
+		batch.Commit(len(append(batch.Slot(), byte(i))), d)
+		if i != 1 {
+			batch.Stamp(&got, uint16(100+i))
+		}
+	}
+	before := time.Now()
+	batch.Flush()
+	readAll(t, r, 3)
+	if len(got.seqs) != 2 || got.seqs[0] != 100 || got.seqs[1] != 102 {
+		t.Fatalf("departures %v, want 100 and 102", got.seqs)
+	}
+	if got.at[0].Before(before) || got.at[0].After(time.Now()) {
+		t.Errorf("departed at %v, not during the flush", got.at[0])
+	}
+	batch.Flush()
+	if len(got.seqs) != 2 {
+		t.Errorf("an empty flush told %d departures", len(got.seqs)-2)
+	}
+}

@@ -172,6 +172,22 @@ func (e *Estimator) OnSent(now time.Time, seq uint16, size int, probe bool) {
 	e.lastSent, e.haveSent = t, true
 }
 
+// Departed moves the send time of packet seq, recorded by OnSent, to now:
+// when it was handed to the socket. A sender that stamps packets as it builds
+// them and hands them over in batches tells it after each batch, so that the
+// delay the estimator sees is the path's, not the batch's wait. A packet
+// already reported on, or one the history no longer holds, keeps its time.
+func (e *Estimator) Departed(now time.Time, seq uint16) {
+	s := e.hist.get(seq)
+	if s == nil || s.reported {
+		return
+	}
+	if t := e.since(now); t > s.at {
+		s.at = t
+		e.lastSent = max(e.lastSent, t)
+	}
+}
+
 // OnFeedback processes one transport-wide feedback report.
 func (e *Estimator) OnFeedback(now time.Time, fb Feedback) {
 	t := e.since(now)

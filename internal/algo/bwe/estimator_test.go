@@ -401,3 +401,28 @@ func BenchmarkOnFeedback(b *testing.B) {
 		e.OnFeedback(epoch.Add(now+20*ms1), fb)
 	}
 }
+
+// Departed moves a packet's send time to when it left, never earlier than
+// its stamp, and leaves alone a packet already reported or no longer held.
+func TestDeparted(t *testing.T) {
+	e := New(DefaultConfig())
+	e.OnSent(epoch, 10, 1200, false)
+	e.OnSent(epoch, 11, 1200, false)
+	e.OnSent(epoch, 12, 1200, false)
+	e.Departed(epoch.Add(3*ms1), 10)
+	e.Departed(epoch.Add(-ms1), 11) // before its stamp: kept
+	e.hist.get(12).reported = true
+	e.Departed(epoch.Add(3*ms1), 12)
+	e.Departed(epoch.Add(3*ms1), 999) // never sent: nothing
+	for _, c := range []struct {
+		seq  uint16
+		want time.Duration
+	}{{10, 3 * ms1}, {11, 0}, {12, 0}} {
+		if got := e.hist.get(c.seq).at - e.since(epoch); got != c.want {
+			t.Errorf("packet %d sent at %v, want %v", c.seq, got, c.want)
+		}
+	}
+	if e.hist.get(999) != nil {
+		t.Error("Departed made an entry for a packet never sent")
+	}
+}
