@@ -48,7 +48,6 @@ type DownTrack struct {
 	mu            sync.Mutex
 	mode          wire.Mode       // how this track's RTP is sent, fixed at its first packet
 	seal          *wire.RTPSealer // mode Own: protects our SSRCs (media and RTX), only ours
-	plain         []byte          // mode Own: the packet before protection
 	fb            *wire.Batch     // the feedback reader's batch (NACK answers)
 	bound         bool
 	writer        webrtc.TrackLocalWriter
@@ -533,7 +532,6 @@ func (d *DownTrack) pathLocked() (wire.Mode, *wire.Dest) {
 				mode = wire.Pion
 			} else {
 				d.seal = seal
-				d.plain = make([]byte, wire.SlotSize)
 			}
 		}
 		d.mode = mode
@@ -544,10 +542,13 @@ func (d *DownTrack) pathLocked() (wire.Mode, *wire.Dest) {
 	return d.mode, nil
 }
 
-// protectLocked marshals d.hdr, payload and the header's padding, protects the
-// packet with the track's sealer and queues it in out for dest.
+// protectLocked marshals d.hdr, payload and the header's padding into out's
+// next slot, protects the packet there with the track's sealer and queues it
+// for dest.
 func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Batch) error {
-	n, err := d.hdr.MarshalTo(d.plain)
+	slot := out.Slot()
+	plain := slot[:cap(slot)]
+	n, err := d.hdr.MarshalTo(plain)
 	if err != nil {
 		return err
 	}
@@ -556,16 +557,16 @@ func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Bat
 	if d.hdr.Padding {
 		pad = int(d.hdr.PaddingSize)
 	}
-	if n+len(payload)+pad+wire.Overhead > len(d.plain) {
+	if n+len(payload)+pad+wire.Overhead > len(plain) {
 		return errTooLarge
 	}
-	n += copy(d.plain[n:], payload)
+	n += copy(plain[n:], payload)
 	if pad > 0 {
-		clear(d.plain[n : n+pad-1])
-		d.plain[n+pad-1] = byte(pad)
+		clear(plain[n : n+pad-1])
+		plain[n+pad-1] = byte(pad)
 		n += pad
 	}
-	ct, err := d.seal.Seal(out.Slot(), d.plain[:n], headerLen)
+	ct, err := d.seal.Seal(slot, plain[:n], headerLen)
 	if err != nil {
 		return err
 	}

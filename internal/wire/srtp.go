@@ -25,6 +25,7 @@ type RTPSealer struct {
 	indexes []rtpIndex  // per SSRC; most owners have one or two
 	ctx     *srtp.Context
 	hdr     rtp.Header // scratch for ctx
+	copy    []byte     // scratch for ctx: plain moved out of dst's way
 }
 
 // rtpIndex is one SSRC's packet index as its sender keeps it (RFC 3711
@@ -49,9 +50,14 @@ func (k *Keys) RTPSealer() (*RTPSealer, error) {
 
 // Seal protects RTP packet plain, whose header (extensions included) is its
 // first headerLen bytes, into dst[:0] (give it room for len(plain)+Overhead
-// bytes: a Batch slot has it) and returns it.
+// bytes: a Batch slot has it) and returns it. plain may be dst's first bytes:
+// the packet is then sealed in place.
 func (s *RTPSealer) Seal(dst, plain []byte, headerLen int) ([]byte, error) {
 	if s.ctx != nil {
+		if len(plain) > 0 && cap(dst) > 0 && &dst[:1][0] == &plain[0] {
+			s.copy = append(s.copy[:0], plain...) // pion's context is not documented to seal in place
+			plain = s.copy
+		}
 		return s.ctx.EncryptRTP(dst[:0], plain, &s.hdr)
 	}
 	if headerLen < 12 || len(plain) < headerLen {
@@ -68,6 +74,8 @@ func (s *RTPSealer) Seal(dst, plain []byte, headerLen int) ([]byte, error) {
 	for i := range s.iv {
 		s.iv[i] ^= s.salt[i]
 	}
+	// In place, the header copies onto itself and the payload is encrypted
+	// where it is: AES-GCM allows output that overlaps its input exactly.
 	dst = append(dst[:0], plain[:headerLen]...)
 	return s.aead.Seal(dst, s.iv[:], plain[headerLen:], plain[:headerLen]), nil
 }

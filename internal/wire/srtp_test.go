@@ -54,12 +54,17 @@ func rtpSends(t testing.TB) [][]byte {
 }
 
 // What the sealer protects is byte for byte what a pion context protects from
-// the same packets, and a pion context on the peer's side opens it.
+// the same packets, sealed into another buffer or in place, and a pion context
+// on the peer's side opens it.
 func TestRTPSealerMatchesPion(t *testing.T) {
 	for _, profile := range sealerProfiles {
 		t.Run(profile.String(), func(t *testing.T) {
 			k := sealerKeys(t, profile)
 			sealer, err := k.RTPSealer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			inPlace, err := k.RTPSealer()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +77,7 @@ func TestRTPSealerMatchesPion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dst := make([]byte, SlotSize)
+			dst, slot := make([]byte, SlotSize), make([]byte, SlotSize)
 			for i, p := range rtpSends(t) {
 				var h rtp.Header
 				hl, err := h.Unmarshal(p)
@@ -89,6 +94,10 @@ func TestRTPSealerMatchesPion(t *testing.T) {
 				}
 				if !bytes.Equal(got, want) {
 					t.Fatalf("packet %d (SSRC %x seq %d): sealed differently from pion", i, h.SSRC, h.SequenceNumber)
+				}
+				n := copy(slot, p)
+				if got, err := inPlace.Seal(slot[:0], slot[:n], hl); err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("packet %d (SSRC %x seq %d): sealed in place differently from pion (%v)", i, h.SSRC, h.SequenceNumber, err)
 				}
 				if h.SequenceNumber == 65530 && i > 0 {
 					continue // a repeat: the peer's replay window refuses it, rightly
