@@ -389,3 +389,58 @@ func TestOwnPathSendTimeIsTheFlush(t *testing.T) {
 		t.Errorf("round trip %v, want about 20 ms: the send time is the flush's", rtt)
 	}
 }
+
+// vp8WithPictureID is a VP8 payload whose descriptor carries a 15-bit picture
+// id, a keyframe's when key.
+func vp8WithPictureID(pid uint16, key bool) []byte {
+	vp8 := []byte{0x51, 0xaa, 0xbb, 0xcc} // a delta frame's header
+	if key {
+		vp8 = []byte{0x50, 0x42, 0x00, 0x9d, 0x01, 0x2a, 0x80, 0x02, 0xe0, 0x01}
+	}
+	return append([]byte{0x90, 0x80, 0x80 | byte(pid>>8), byte(pid)}, vp8...)
+}
+
+// Rewrite, send, restore: a destination's picture id is written into the
+// shared packet only while its copy is sealed; the packet is as it came once
+// the fan-out is done (the source's store keeps it, and the next destination
+// reads it), and the receiver gets its own numbering.
+func TestFanOutLeavesTheSharedPacketAsItCame(t *testing.T) {
+	sfu, err := wire.NewSocket(udp(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newUp := func(ssrc uint32, rid string, enc int) *UpTrack {
+		return NewUpTrack(UpTrackParams{Source: "s", Kind: webrtc.RTPCodecTypeVideo, SSRC: ssrc, Codec: vp8Codec, RID: rid,
+			Encoding: enc, SendKeyframeRequest: func(uint32) error { return nil }})
+	}
+	low, high := newUp(0x31, "q", 0), newUp(0x33, "f", 2)
+	k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, 1)
+	end := newReceiverEnd(t, k)
+	d := NewDownTrack(high, "r")
+	d.Attach(low)
+	d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
+	if _, err := d.Bind(videoContext(0xA, 0xB)); err != nil {
+		t.Fatal(err)
+	}
+	high.AddDown(d)
+	low.AddDown(d)
+	d.SetLayer(2, 2)
+	feed(t, high, rtpPacket(t, 0x33, srcVideoPT, 1, 0, true, vp8WithPictureID(100, true)), t0)
+	end.read(t)
+	d.SetLayer(0, 2)
+	raw := rtpPacket(t, 0x31, srcVideoPT, 1, 0, true, vp8WithPictureID(5000, true))
+	sent := bytes.Clone(raw)
+	feed(t, low, raw, t0.Add(33*time.Millisecond))
+	if !bytes.Equal(raw, sent) {
+		t.Fatalf("the shared packet changed in the fan-out:\n% x\n% x", sent, raw)
+	}
+	var h rtp.Header
+	got := end.read(t)
+	n, err := h.Unmarshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid := binary.BigEndian.Uint16(got[n+2:]) & 0x7fff; pid != 101 {
+		t.Fatalf("the receiver got picture id %d, want 101: its numbering goes on across the switch", pid)
+	}
+}

@@ -66,7 +66,6 @@ type DownTrack struct {
 	twccExt       [2]byte                        // hdr's transport-wide sequence number
 	playoutID     uint8                          // negotiated playout-delay extension id (0: none)
 	playoutExt    [3]byte                        // hdr's playout delay, when the link asks one
-	out           []byte                         // video: the rewritten packet
 	rtxBuf        []byte                         // a stored packet being resent
 	rtxOut        []byte                         // its RTX payload
 	sent          *sentLog                       // video: what was sent, for NACKs
@@ -121,7 +120,6 @@ func NewDownTrack(up *UpTrack, receiver string) *DownTrack {
 		d.ups[up.Encoding()] = up
 		d.layer = up.Encoding()
 		d.sent = newSentLog(cacheSlots)
-		d.out = make([]byte, packetcache.DefaultSlotSize)
 		d.rtxBuf = make([]byte, 0, packetcache.DefaultSlotSize)
 		d.rtxOut = make([]byte, packetcache.DefaultSlotSize+2)
 		d.retargetLocked()
@@ -441,16 +439,23 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 		}
 		return false, nil
 	}
-	pkt := d.out[:copy(d.out, p.Buf)]
-	if rewrite.Apply(pkt, &p.Header, out) != nil {
+	// Rewrite, send, restore (mediasoup's SimulcastConsumer): the descriptor
+	// is rewritten in the shared packet, which the sealer then reads straight
+	// into this destination's slot (or pion copies), and put back for the
+	// next destination. The header is d.hdr's, marshalled per destination.
+	payload := p.Buf[p.Header.PayloadOffset:p.Header.PayloadEnd]
+	var orig [rewrite.VP8DescriptorMax]byte
+	saved := copy(orig[:], payload)
+	if rewrite.ApplyPayload(payload, out) != nil {
 		d.counters.DroppedLayer++
 		return false, nil
 	}
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
 	d.sent.add(out, p.Encoding, p.Header.SequenceNumber, p.Header.Timestamp, !p.VP8.HasTID || p.VP8.TID == 0, p.Arrival)
-	err := d.sendLocked(pkt[p.Header.PayloadOffset:p.Header.PayloadEnd], false, batch)
-	d.countSentLocked(p.Header.PayloadEnd-p.Header.PayloadOffset, err)
+	err := d.sendLocked(payload, false, batch)
+	copy(payload, orig[:saved])
+	d.countSentLocked(len(payload), err)
 	return err == nil, nil
 }
 
@@ -542,9 +547,10 @@ func (d *DownTrack) pathLocked() (wire.Mode, *wire.Dest) {
 	return d.mode, nil
 }
 
-// protectLocked marshals d.hdr, payload and the header's padding into out's
-// next slot, protects the packet there with the track's sealer and queues it
-// for dest.
+// protectLocked marshals d.hdr into out's next slot, protects the packet
+// there with the track's sealer (reading payload where it is) and queues it
+// for dest. A header with padding has the payload and padding copied after it
+// and sealed in place.
 func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Batch) error {
 	slot := out.Slot()
 	plain := slot[:cap(slot)]
@@ -559,6 +565,14 @@ func (d *DownTrack) protectLocked(payload []byte, dest *wire.Dest, out *wire.Bat
 	}
 	if n+len(payload)+pad+wire.Overhead > len(plain) {
 		return errTooLarge
+	}
+	if pad == 0 {
+		ct, err := d.seal.SealAfter(plain[:n], payload)
+		if err != nil {
+			return err
+		}
+		out.Commit(len(ct), dest)
+		return nil
 	}
 	n += copy(plain[n:], payload)
 	if pad > 0 {

@@ -16,7 +16,30 @@ func Apply(pkt []byte, hdr *media.RTPHeader, out Output) error {
 	if len(pkt) < 12 || hdr.PayloadOffset < 12 || hdr.PayloadOffset >= hdr.PayloadEnd || hdr.PayloadEnd > len(pkt) {
 		return media.ErrShortPacket
 	}
-	payload := pkt[hdr.PayloadOffset:hdr.PayloadEnd]
+	if err := ApplyPayload(pkt[hdr.PayloadOffset:hdr.PayloadEnd], out); err != nil {
+		return err
+	}
+	if out.Marker {
+		pkt[1] |= 0x80
+	} else {
+		pkt[1] &^= 0x80
+	}
+	binary.BigEndian.PutUint16(pkt[2:], out.SequenceNumber)
+	binary.BigEndian.PutUint32(pkt[4:], out.Timestamp)
+	return nil
+}
+
+// VP8DescriptorMax is the most bytes ApplyPayload writes, all at the start
+// of the payload: a caller that rewrites a shared packet saves them first.
+const VP8DescriptorMax = 6
+
+// ApplyPayload writes out's VP8 picture id, TL0PICIDX and KEYIDX into the
+// descriptor at the start of payload, where it has those fields, and nothing
+// else; on error payload is unchanged.
+func ApplyPayload(payload []byte, out Output) error {
+	if len(payload) == 0 {
+		return media.ErrShortPacket
+	}
 	if payload[0]&0x80 != 0 {
 		if len(payload) < 2 {
 			return media.ErrShortPacket
@@ -40,12 +63,5 @@ func Apply(pkt []byte, hdr *media.RTPHeader, out Output) error {
 			}
 		}
 	}
-	if out.Marker {
-		pkt[1] |= 0x80
-	} else {
-		pkt[1] &^= 0x80
-	}
-	binary.BigEndian.PutUint16(pkt[2:], out.SequenceNumber)
-	binary.BigEndian.PutUint32(pkt[4:], out.Timestamp)
 	return nil
 }

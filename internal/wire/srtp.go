@@ -63,10 +63,41 @@ func (s *RTPSealer) Seal(dst, plain []byte, headerLen int) ([]byte, error) {
 	if headerLen < 12 || len(plain) < headerLen {
 		return nil, errShortRTP
 	}
+	s.nonce(plain)
+	// In place, the header copies onto itself and the payload is encrypted
+	// where it is: AES-GCM allows output that overlaps its input exactly.
+	dst = append(dst[:0], plain[:headerLen]...)
+	return s.aead.Seal(dst, s.iv[:], plain[headerLen:], plain[:headerLen]), nil
+}
+
+// SealAfter protects the RTP packet whose header is header (its extensions
+// included, at the start of the buffer the datagram goes in: give it room
+// for the payload and Overhead after it) and whose payload is payload,
+// wherever that is: AES-GCM reads the payload where it lies and writes it
+// encrypted after the header, with no copy before. It returns the datagram.
+func (s *RTPSealer) SealAfter(header, payload []byte) ([]byte, error) {
+	if len(header) < 12 {
+		return nil, errShortRTP
+	}
+	if cap(header)-len(header) < len(payload)+Overhead {
+		return nil, errNoRoom
+	}
+	if s.ctx != nil {
+		return s.Seal(header, append(header, payload...), len(header))
+	}
+	s.nonce(header)
+	return s.aead.Seal(header, s.iv[:], payload, header), nil
+}
+
+var errNoRoom = errors.New("srtp: no room for the payload after the header")
+
+// nonce sets s.iv for the packet whose header starts plain, advancing its
+// SSRC's index (RFC 7714 section 8.1: two zero bytes, the SSRC, the rollover
+// counter and the sequence number, XOR the salt; the header is the additional
+// data).
+func (s *RTPSealer) nonce(plain []byte) {
 	ssrc := binary.BigEndian.Uint32(plain[8:])
 	roc := s.index(ssrc).next(binary.BigEndian.Uint16(plain[2:]))
-	// RFC 7714 section 8.1: two zero bytes, the SSRC, the rollover counter
-	// and the sequence number, XOR the salt; the header is the additional data.
 	s.iv = [12]byte{}
 	binary.BigEndian.PutUint32(s.iv[2:], ssrc)
 	binary.BigEndian.PutUint32(s.iv[6:], roc)
@@ -74,10 +105,6 @@ func (s *RTPSealer) Seal(dst, plain []byte, headerLen int) ([]byte, error) {
 	for i := range s.iv {
 		s.iv[i] ^= s.salt[i]
 	}
-	// In place, the header copies onto itself and the payload is encrypted
-	// where it is: AES-GCM allows output that overlaps its input exactly.
-	dst = append(dst[:0], plain[:headerLen]...)
-	return s.aead.Seal(dst, s.iv[:], plain[headerLen:], plain[:headerLen]), nil
 }
 
 // index is ssrc's index state, made at its first packet.

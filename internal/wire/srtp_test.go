@@ -54,8 +54,9 @@ func rtpSends(t testing.TB) [][]byte {
 }
 
 // What the sealer protects is byte for byte what a pion context protects from
-// the same packets, sealed into another buffer or in place, and a pion context
-// on the peer's side opens it.
+// the same packets, sealed into another buffer, in place, or after a header
+// with the payload read where it is, and a pion context on the peer's side
+// opens it.
 func TestRTPSealerMatchesPion(t *testing.T) {
 	for _, profile := range sealerProfiles {
 		t.Run(profile.String(), func(t *testing.T) {
@@ -65,6 +66,10 @@ func TestRTPSealerMatchesPion(t *testing.T) {
 				t.Fatal(err)
 			}
 			inPlace, err := k.RTPSealer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := k.RTPSealer()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,6 +103,10 @@ func TestRTPSealerMatchesPion(t *testing.T) {
 				n := copy(slot, p)
 				if got, err := inPlace.Seal(slot[:0], slot[:n], hl); err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("packet %d (SSRC %x seq %d): sealed in place differently from pion (%v)", i, h.SSRC, h.SequenceNumber, err)
+				}
+				n = copy(slot, p[:hl])
+				if got, err := after.SealAfter(slot[:n], p[hl:]); err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("packet %d (SSRC %x seq %d): sealed after its header differently from pion (%v)", i, h.SSRC, h.SequenceNumber, err)
 				}
 				if h.SequenceNumber == 65530 && i > 0 {
 					continue // a repeat: the peer's replay window refuses it, rightly
