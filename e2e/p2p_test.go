@@ -19,6 +19,9 @@ type p2pInfo struct {
 	Peer  string `json:"peer"`
 	// The selected candidate pair of the direct connection (empty without one).
 	Local, Remote string
+	// The direct connection's own candidates that are not relayed (host,
+	// server or peer reflexive): where the other browser reaches it directly.
+	Locals []string
 	// Remote addresses of the selected pairs of the page's other (SFU) connections.
 	SFU []string
 	// The direct connection's inbound audio: packets and samples received.
@@ -32,7 +35,7 @@ func (b *Browser) p2p() (p2pInfo, error) {
 		const c = window.podium && window.podium.conference;
 		if (!c) return {phase: 'none', SFU: []};
 		const st = c.p2p;
-		const out = {phase: st.phase, epoch: st.epoch, peer: st.peer || '', Local: '', Remote: '', SFU: [],
+		const out = {phase: st.phase, epoch: st.epoch, peer: st.peer || '', Local: '', Remote: '', Locals: [], SFU: [],
 			AudioPackets: 0, AudioSamples: 0, Concealed: 0};
 		const selected = async (pc) => {
 			const r = await pc.getStats();
@@ -53,6 +56,7 @@ func (b *Browser) p2p() (p2pInfo, error) {
 			if (s) {
 				out.Local = s.local; out.Remote = s.remote;
 				s.report.forEach((v) => {
+					if (v.type === 'local-candidate' && v.candidateType !== 'relay') out.Locals.push((v.address || v.ip) + ':' + v.port);
 					if (v.type === 'inbound-rtp' && v.kind === 'audio') {
 						out.AudioPackets = v.packetsReceived || 0;
 						out.AudioSamples = v.totalSamplesReceived || 0;
