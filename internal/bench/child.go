@@ -32,12 +32,14 @@ type ChildStats struct {
 	// From runtime.MemStats: allocations and frees counted since the start, the
 	// heap, the number of GCs and the longest stop-the-world pause among the GCs
 	// since the previous report.
-	Mallocs      uint64 `json:"mallocs"`
-	Frees        uint64 `json:"frees"`
-	HeapAlloc    uint64 `json:"heap_alloc"`
-	Sys          uint64 `json:"sys"`
-	NumGC        uint32 `json:"num_gc"`
-	PauseMaxNs   uint64 `json:"pause_max_ns"`   // since the previous report
+	Mallocs    uint64 `json:"mallocs"`
+	Frees      uint64 `json:"frees"`
+	HeapAlloc  uint64 `json:"heap_alloc"`
+	Sys        uint64 `json:"sys"`
+	NumGC      uint32 `json:"num_gc"`
+	PauseMaxNs uint64 `json:"pause_max_ns"` // since the previous report
+	// The longest time one of those GCs took to stop the world (gcStops).
+	StopMaxNs    uint64 `json:"stop_max_ns"`
 	PauseTotalNs uint64 `json:"pause_total_ns"` // since the start
 	Goroutines   int    `json:"goroutines"`
 	// The cluster relay's datagram bytes sent and accepted (0 without one).
@@ -96,6 +98,7 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	var lastGC uint32
+	var stops gcStops
 	var profile *os.File
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -104,6 +107,7 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 		switch cmd {
 		case "stats":
 			st := readStats(meter, &lastGC)
+			st.StopMaxNs = uint64(stops.maxSince() * 1e9)
 			if t := srv.Relay(); t != nil {
 				st.RelaySentBytes, st.RelayReceivedBytes = t.Stats().SentBytes.Load(), t.Stats().ReceivedBytes.Load()
 			}

@@ -66,6 +66,7 @@ type ForwardResult struct {
 	DatagramsPerCall, DatagramsPerMessage float64
 	GCs                                   uint32
 	GCPauseMax                            time.Duration
+	GCStopMax                             time.Duration // of GCPauseMax's kind: stopping the world
 	RSS, PeakRSS                          uint64
 	RSSPerParticipant                     float64 // bytes
 
@@ -87,12 +88,12 @@ type ForwardResult struct {
 // Line is the result as one stable, parseable line of key=value pairs.
 func (r ForwardResult) Line() string {
 	return fmt.Sprintf("scenario=%s participants=%d duration_s=%.0f cpu_us_per_pkt=%.2f user_us_per_pkt=%.2f sys_us_per_pkt=%.2f "+
-		"pkts_per_s=%.0f mbit_per_s=%.2f p50_latency_us=%.0f p99_latency_us=%.0f allocs_per_pkt=%.3f gc_pause_max_us=%.0f gcs=%d "+
+		"pkts_per_s=%.0f mbit_per_s=%.2f p50_latency_us=%.0f p99_latency_us=%.0f allocs_per_pkt=%.3f gc_pause_max_us=%.0f gc_stop_max_us=%.0f gcs=%d "+
 		"rss_mb=%.1f rss_per_participant_mb=%.2f sfu_cpu_pct=%.1f load_cpu_pct=%.1f rx_loss_pct=%.3f audio_e2e_p99_us=%.0f "+
 		"p50_forward_latency_us=%.0f p99_forward_latency_us=%.0f datagrams_per_send=%.1f datagrams_per_message=%.2f "+
 		"nominal_pkts_per_s=%.0f nominal_mbit_per_s=%.2f streams_held=%d/%d worst_stream_pct=%.1f scenario_held=%t",
 		r.Scenario, r.Participants, r.Window.Seconds(), r.CPUMicros, r.UserMicros, r.SysMicros,
-		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), r.GCs,
+		r.PacketsPerS, r.MbitPerS, us(r.LatencyP50), us(r.LatencyP99), r.AllocsPerPacket, us(r.GCPauseMax), us(r.GCStopMax), r.GCs,
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
@@ -123,7 +124,8 @@ func (r ForwardResult) Summary() string {
 	fmt.Fprintf(&b, "sends                %.1f datagrams per sendmmsg, %.2f per message (GSO trains)\n",
 		r.DatagramsPerCall, r.DatagramsPerMessage)
 	fmt.Fprintf(&b, "allocations          %.3f per forwarded packet (whole process)\n", r.AllocsPerPacket)
-	fmt.Fprintf(&b, "GC                   %d collections, longest pause %.0f µs\n", r.GCs, us(r.GCPauseMax))
+	fmt.Fprintf(&b, "GC                   %d collections, longest pause %.0f µs (longest stopping the world %.0f µs)\n",
+		r.GCs, us(r.GCPauseMax), us(r.GCStopMax))
 	fmt.Fprintf(&b, "memory               RSS %.1f MB (peak %.1f), %.2f MB per participant\n",
 		float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20), r.RSSPerParticipant/(1<<20))
 	fmt.Fprintf(&b, "load generator       %.1f %% of a core\n", r.LoadCPUPercent)
@@ -315,6 +317,7 @@ func (r *ForwardResult) fill(a, b Sample) {
 	r.ForwardP50, r.ForwardP99 = fwd.Quantile(0.5), fwd.Quantile(0.99)
 	r.GCs = b.Stats.NumGC - a.Stats.NumGC
 	r.GCPauseMax = time.Duration(b.Stats.PauseMaxNs) // the GCs since sample a
+	r.GCStopMax = time.Duration(b.Stats.StopMaxNs)
 	r.RSS, r.PeakRSS = b.Proc.RSS, b.Proc.PeakRSS
 	if r.Participants > 0 {
 		r.RSSPerParticipant = float64(r.RSS) / float64(r.Participants)
