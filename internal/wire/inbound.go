@@ -113,10 +113,11 @@ const (
 // allocate.
 //
 // Our opener meets a stream mid-way, after pion's context has read its first
-// packets, and guesses a rollover counter of 0. A stream whose sequence number wrapped
-// before it was taken (a sender that starts near 65535; browsers start below
-// 32768) has 1: until one of its packets authenticates, a packet that fails is
-// tried again with 1 (from a copy: a failed AES-GCM open may overwrite it).
+// packets, and guesses a rollover counter of 0. A stream whose sequence
+// number wrapped before it was taken (a sender that starts near 65535;
+// browsers start below 32768) has 1: until one of its packets authenticates,
+// a packet that fails is tried again with 1 (from a copy: a failed AES-GCM
+// open clears what it decrypted).
 func (in *Inbound) Open(b []byte) ([]byte, RTPHandler, OpenStatus) {
 	if !isRTP(b) {
 		return nil, nil, NotTaken
