@@ -95,18 +95,11 @@ var (
 
 // RTCPOpener is a new opener of what the peer sends.
 func (k *Keys) RTCPOpener() (*RTCPOpener, error) {
-	aead, salt, err := sessionAEAD(k.Profile, labelSRTCPKey, labelSRTCPSalt, k.RemoteKey, k.RemoteSalt)
+	aead, salt, ctx, err := k.inbound(labelSRTCPKey, labelSRTCPSalt)
 	if err != nil {
 		return nil, err
 	}
-	if aead == nil {
-		ctx, err := k.Inbound()
-		if err != nil {
-			return nil, err
-		}
-		return &RTCPOpener{ctx: ctx}, nil
-	}
-	return &RTCPOpener{aead: aead, salt: salt, windows: map[uint32]replayWindow{}}, nil
+	return &RTCPOpener{aead: aead, salt: salt, ctx: ctx, windows: map[uint32]replayWindow{}}, nil
 }
 
 // Open appends the compound RTCP packet in SRTCP packet b, authenticated and

@@ -156,6 +156,18 @@ func (k *Keys) outbound(keyLabel, saltLabel byte) (cipher.AEAD, [12]byte, *srtp.
 	return nil, salt, ctx, err
 }
 
+// inbound is what opens what the peer sends under the session keys of
+// keyLabel and saltLabel: the AES-GCM and salt of an AEAD profile, else a
+// pion context (with replay protection).
+func (k *Keys) inbound(keyLabel, saltLabel byte) (cipher.AEAD, [12]byte, *srtp.Context, error) {
+	aead, salt, err := sessionAEAD(k.Profile, keyLabel, saltLabel, k.RemoteKey, k.RemoteSalt)
+	if err != nil || aead != nil {
+		return aead, salt, nil, err
+	}
+	ctx, err := k.Inbound()
+	return nil, salt, ctx, err
+}
+
 // sessionAEAD is the AES-GCM under the session key of label keyLabel and
 // the salt of saltLabel, for an AEAD profile (nil for the others).
 func sessionAEAD(profile srtp.ProtectionProfile, keyLabel, saltLabel byte, masterKey, masterSalt []byte) (cipher.AEAD, [12]byte, error) {

@@ -43,18 +43,11 @@ var (
 
 // RTPOpener is a new opener of the RTP the peer sends.
 func (k *Keys) RTPOpener() (*RTPOpener, error) {
-	aead, salt, err := sessionAEAD(k.Profile, labelSRTPKey, labelSRTPSalt, k.RemoteKey, k.RemoteSalt)
+	aead, salt, ctx, err := k.inbound(labelSRTPKey, labelSRTPSalt)
 	if err != nil {
 		return nil, err
 	}
-	if aead == nil {
-		ctx, err := k.Inbound()
-		if err != nil {
-			return nil, err
-		}
-		return &RTPOpener{ctx: ctx}, nil
-	}
-	return &RTPOpener{aead: aead, salt: salt, streams: make([]rtpInbound, 0, 4)}, nil
+	return &RTPOpener{aead: aead, salt: salt, ctx: ctx, streams: make([]rtpInbound, 0, 4)}, nil
 }
 
 // Open authenticates and decrypts SRTP packet b in place and returns the
