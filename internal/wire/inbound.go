@@ -89,6 +89,13 @@ func (in *Inbound) edit(ssrc uint32, h, reports RTPHandler) {
 		next[ssrc] = &taken{handle: h, reports: reports}
 	}
 	in.streams.Store(&next)
+	if h == nil {
+		in.mu.Lock()
+		if in.open != nil {
+			in.open.Forget(ssrc) // a stream released keeps no state of ours
+		}
+		in.mu.Unlock()
+	}
 }
 
 // Takes reports whether some stream is taken (a cheap check per datagram).

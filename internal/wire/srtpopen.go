@@ -111,6 +111,14 @@ func (o *RTPOpener) SetROC(ssrc, roc uint32) {
 	o.streams[i].index, o.streams[i].seeded = uint64(roc)<<16, false
 }
 
+// Forget drops ssrc's state: a stream that ended, so that a connection's
+// state is its live streams', not every SSRC it ever had.
+func (o *RTPOpener) Forget(ssrc uint32) {
+	if i := o.find(ssrc); i >= 0 {
+		o.streams = append(o.streams[:i], o.streams[i+1:]...)
+	}
+}
+
 func (o *RTPOpener) find(ssrc uint32) int {
 	for i := range o.streams {
 		if o.streams[i].ssrc == ssrc {

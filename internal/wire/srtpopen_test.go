@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/pion/srtp/v3"
 )
@@ -175,4 +176,22 @@ func FuzzRTPOpener(f *testing.F) {
 			t.Fatalf("opener %v, pion %v", gotErr, wantErr)
 		}
 	})
+}
+
+// A released stream leaves no state in the connection's opener.
+func TestInboundReleaseForgetsTheStream(t *testing.T) {
+	o, _, sender := rtpOpenerPair(t, srtp.ProtectionProfileAeadAes128Gcm)
+	in := NewInbound()
+	in.SetOpener(o)
+	in.Take(42, func(time.Time, []byte, *Batch) {})
+	if _, _, st := in.Open(protectSeq(t, sender, 1)); st != Opened {
+		t.Fatalf("status %v, want Opened", st)
+	}
+	if o.find(42) < 0 {
+		t.Fatal("no state for the stream after a packet opened")
+	}
+	in.Release(42)
+	if o.find(42) >= 0 {
+		t.Fatal("the opener still holds the released stream's state")
+	}
 }
