@@ -32,14 +32,13 @@ type ChildStats struct {
 	// From runtime.MemStats: allocations and frees counted since the start, the
 	// heap, the number of GCs and the longest stop-the-world pause among the GCs
 	// since the previous report.
-	Mallocs    uint64 `json:"mallocs"`
-	Frees      uint64 `json:"frees"`
-	HeapAlloc  uint64 `json:"heap_alloc"`
-	Sys        uint64 `json:"sys"`
-	NumGC      uint32 `json:"num_gc"`
-	PauseMaxNs uint64 `json:"pause_max_ns"` // since the previous report
-	// The longest time one of those GCs took to stop the world (gcStops).
-	StopMaxNs    uint64 `json:"stop_max_ns"`
+	Mallocs      uint64 `json:"mallocs"`
+	Frees        uint64 `json:"frees"`
+	HeapAlloc    uint64 `json:"heap_alloc"`
+	Sys          uint64 `json:"sys"`
+	NumGC        uint32 `json:"num_gc"`
+	PauseMaxNs   uint64 `json:"pause_max_ns"`   // since the previous report
+	StopMaxNs    uint64 `json:"stop_max_ns"`    // of those GCs, the longest stopping the world (gcStops)
 	PauseTotalNs uint64 `json:"pause_total_ns"` // since the start
 	Goroutines   int    `json:"goroutines"`
 	// The cluster relay's datagram bytes sent and accepted (0 without one).
