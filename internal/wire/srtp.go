@@ -91,19 +91,23 @@ func (s *RTPSealer) SealAfter(header, payload []byte) ([]byte, error) {
 
 var errNoRoom = errors.New("srtp: no room for the payload after the header")
 
-// nonce sets s.iv for the packet whose header starts plain, advancing its
-// SSRC's index (RFC 7714 section 8.1: two zero bytes, the SSRC, the rollover
-// counter and the sequence number, XOR the salt; the header is the additional
-// data).
+// nonce sets s.iv for the packet whose header starts plain (rtpNonce),
+// advancing its SSRC's index; the header is the additional data.
 func (s *RTPSealer) nonce(plain []byte) {
-	ssrc := binary.BigEndian.Uint32(plain[8:])
-	roc := s.index(ssrc).next(binary.BigEndian.Uint16(plain[2:]))
-	s.iv = [12]byte{}
-	binary.BigEndian.PutUint32(s.iv[2:], ssrc)
-	binary.BigEndian.PutUint32(s.iv[6:], roc)
-	copy(s.iv[10:], plain[2:4])
-	for i := range s.iv {
-		s.iv[i] ^= s.salt[i]
+	ssrc, seq := binary.BigEndian.Uint32(plain[8:]), binary.BigEndian.Uint16(plain[2:])
+	rtpNonce(&s.iv, &s.salt, ssrc, s.index(ssrc).next(seq), seq)
+}
+
+// rtpNonce sets iv for packet seq of ssrc under rollover counter roc (RFC
+// 7714 section 8.1): two zero bytes, the SSRC, the rollover counter and the
+// sequence number, XOR the salt. SRTCP's is gcmNonce.
+func rtpNonce(iv, salt *[12]byte, ssrc, roc uint32, seq uint16) {
+	*iv = [12]byte{}
+	binary.BigEndian.PutUint32(iv[2:], ssrc)
+	binary.BigEndian.PutUint32(iv[6:], roc)
+	binary.BigEndian.PutUint16(iv[10:], seq)
+	for i := range iv {
+		iv[i] ^= salt[i]
 	}
 }
 

@@ -73,15 +73,7 @@ func (o *RTPOpener) Open(b []byte) ([]byte, error) {
 	if !s.window.check(index) {
 		return nil, errSRTPReplay
 	}
-	// RFC 7714 section 8.1: the nonce is as the sealer's; the header is the
-	// additional data.
-	o.iv = [12]byte{}
-	binary.BigEndian.PutUint32(o.iv[2:], ssrc)
-	binary.BigEndian.PutUint32(o.iv[6:], roc)
-	binary.BigEndian.PutUint16(o.iv[10:], seq)
-	for j := range o.iv {
-		o.iv[j] ^= o.salt[j]
-	}
+	rtpNonce(&o.iv, &o.salt, ssrc, roc, seq) // the header is the additional data
 	if _, err := o.aead.Open(b[hl:hl], o.iv[:], b[hl:], b[:hl]); err != nil {
 		return nil, errSRTPAuth
 	}
