@@ -164,9 +164,9 @@ func (h *Handler) create(ctx context.Context, kind Kind, roomName string, g gran
 		name   = displayName(g, queryName, "WHIP")
 	)
 	if kind == WHIP {
-		pc, err = h.Engine.NewPublishPC()
+		pc, err = h.Engine.NewPionPublishPC()
 	} else {
-		pc, err = h.Engine.NewSubscribePC()
+		pc, err = h.Engine.NewPionSubscribePC()
 		perms, name = signal.Permissions{Subscribe: true}, displayName(g, queryName, "WHEP player")
 	}
 	if err != nil {

@@ -77,30 +77,7 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 		peerKeys <- k
 	})
 
-	offer, err := ours.CreateOffer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gathered := webrtc.GatheringCompletePromise(ours)
-	if err := ours.SetLocalDescription(offer); err != nil {
-		t.Fatal(err)
-	}
-	<-gathered
-	if err := theirs.SetRemoteDescription(*ours.LocalDescription()); err != nil {
-		t.Fatal(err)
-	}
-	answer, err := theirs.CreateAnswer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gathered = webrtc.GatheringCompletePromise(theirs)
-	if err := theirs.SetLocalDescription(answer); err != nil {
-		t.Fatal(err)
-	}
-	<-gathered
-	if err := ours.SetRemoteDescription(*theirs.LocalDescription()); err != nil {
-		t.Fatal(err)
-	}
+	negotiate(t, ours, theirs)
 
 	var pk wire.Keys
 	select {
@@ -152,5 +129,35 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the peer's RTCP never reached the handler")
 		}
+	}
+}
+
+// negotiate has offerer and answerer exchange descriptions with their
+// candidates gathered (no trickle).
+func negotiate(t *testing.T, offerer, answerer *webrtc.PeerConnection) {
+	t.Helper()
+	offer, err := offerer.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(offerer)
+	if err := offerer.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	if err := answerer.SetRemoteDescription(*offerer.LocalDescription()); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := answerer.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered = webrtc.GatheringCompletePromise(answerer)
+	if err := answerer.SetLocalDescription(answer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	if err := offerer.SetRemoteDescription(*answerer.LocalDescription()); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
@@ -59,6 +60,15 @@ type Engine struct {
 	// ownsReceive: the publishers' RTP is taken at the socket (PionDataPlaneEnv
 	// rtp or all); pion's NACK generator and receiver reports are not registered.
 	ownsReceive bool
+	// consentAtSocket: the sockets' readers keep the ICE consent of the
+	// connections they follow (consent.go) and pion sends no keepalive
+	// pings on them (modes rtp and all, where every session connection is
+	// followed).
+	consentAtSocket bool
+	consent         consentCounts
+	// publishPion and subscribePion are the APIs of connections the data
+	// plane does not follow (WHIP and WHEP): pion keeps their consent.
+	publishPion, subscribePion *webrtc.API
 	// Peer connections made, by kind (an audience member's join makes no
 	// publish one).
 	publishPCs, subscribePCs atomic.Uint64
@@ -68,6 +78,7 @@ type Engine struct {
 func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, pionOnly: pionOnlyFromEnv(), sendOnly: sendOnlyFromEnv(),
 		feedbackOnly: feedbackOnlyFromEnv(), ownsReceive: ownsReceiveFromEnv()}
+	e.consentAtSocket = e.ownsReceive
 	keepIP := ipFilter(cfg.BindIPs)
 	opts := []ice.UDPMuxFromPortOption{
 		ice.UDPMuxFromPortWithLoopback(),
@@ -100,14 +111,30 @@ func NewEngine(cfg Config) (*Engine, error) {
 		e.tcpLn = ln
 		e.tcpMux = ice.NewTCPMuxDefault(ice.TCPMuxParams{Listener: ln, ReadBufferSize: 64, Logger: logging.NewDefaultLoggerFactory().NewLogger("ice-tcp")})
 	}
-	settings := e.settings(keepIP)
-	if e.publish, err = newAPI(settings, publishInterceptors(e.twcc, !e.ownsReceive)); err != nil {
-		e.Close()
-		return nil, err
+	pionSettings := e.settings(keepIP)
+	settings := pionSettings
+	if e.consentAtSocket {
+		// No keepalive pings: the data plane checks consent (consent.go).
+		// Pion's default timeouts stay: it still judges liveness.
+		settings.SetICETimeouts(5*time.Second, 25*time.Second, 0)
 	}
-	if e.subscribe, err = newAPI(settings, subscribeInterceptors); err != nil {
-		e.Close()
-		return nil, err
+	apis := []struct {
+		api      **webrtc.API
+		settings webrtc.SettingEngine
+		publish  bool
+	}{
+		{&e.publish, settings, true}, {&e.subscribe, settings, false},
+		{&e.publishPion, pionSettings, true}, {&e.subscribePion, pionSettings, false},
+	}
+	for _, a := range apis {
+		configure := subscribeInterceptors
+		if a.publish {
+			configure = publishInterceptors(e.twcc, !e.ownsReceive)
+		}
+		if *a.api, err = newAPI(a.settings, configure); err != nil {
+			e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -147,15 +174,32 @@ func (e *Engine) ICEServers() []webrtc.ICEServer {
 }
 
 // NewPublishPC makes a connection on which a client sends its media to us.
+// Call Publish on it (in modes rtp and all the data plane keeps its ICE
+// consent; see consent.go).
 func (e *Engine) NewPublishPC() (*webrtc.PeerConnection, error) {
 	e.publishPCs.Add(1)
 	return e.publish.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
 }
 
-// NewSubscribePC makes a connection on which we send forwarded media to a client.
+// NewSubscribePC makes a connection on which we send forwarded media to a
+// client. Call Route on it (as NewPublishPC).
 func (e *Engine) NewSubscribePC() (*webrtc.PeerConnection, error) {
 	e.subscribePCs.Add(1)
 	return e.subscribe.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+}
+
+// NewPionPublishPC and NewPionSubscribePC make connections the data plane
+// does not follow (Route, Publish are not called on them: WHIP and WHEP), so
+// pion keeps their ICE consent with its keepalive pings.
+func (e *Engine) NewPionPublishPC() (*webrtc.PeerConnection, error) {
+	e.publishPCs.Add(1)
+	return e.publishPion.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+}
+
+// NewPionSubscribePC: see NewPionPublishPC.
+func (e *Engine) NewPionSubscribePC() (*webrtc.PeerConnection, error) {
+	e.subscribePCs.Add(1)
+	return e.subscribePion.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
 }
 
 // PeerConnectionsMade counts the publish and subscribe connections made so far.
@@ -171,6 +215,13 @@ func (e *Engine) ForgedRecordsDropped() uint64 { return e.guard.dropped.Load() }
 // (authenticated and handled) and those it refused (authentication or replay).
 func (e *Engine) RTCPTaken() (taken, rejected uint64) {
 	return e.ingress.taken.Load(), e.ingress.rejected.Load()
+}
+
+// ConsentChecks counts, over all connections, the peers' ICE checks the
+// data plane answered at the sockets, its own consent checks sent, and
+// those the peers answered (consent.go).
+func (e *Engine) ConsentChecks() (answered, sent, confirmed uint64) {
+	return e.consent.answered.Load(), e.consent.sent.Load(), e.consent.confirmed.Load()
 }
 
 // Close releases the media sockets.

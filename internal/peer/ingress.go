@@ -62,6 +62,7 @@ type inConn struct {
 	feedbackOnly bool
 	scratch      [1500]byte // feedbackOnly: reports decrypted to be checked (dropReports)
 	rtp          *wire.Inbound
+	consent      *consent      // nil: pion keeps the connection's ICE consent
 	taken        atomic.Uint64 // datagrams authenticated and handled
 	rejected     atomic.Uint64 // datagrams that failed authentication or replay
 }
@@ -101,18 +102,41 @@ func leadsWithTransportCC(b []byte) bool {
 	return b[1] == 205 && b[0]&0x1f == 15
 }
 
-// take handles datagram b from addr if it is SRTCP from a registered
-// connection, reporting whether it did (then pion must not see it). It
-// decrypts in place: b is the reader's buffer, reused for the next read.
-func (in *ingress) take(b []byte, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) bool {
-	if !isRTCP(b) {
-		return in.takeRTP(b, ip, port, now, out)
-	}
+// take handles datagram b from addr, read on sock, if it is from a
+// registered connection and the data plane's to handle: SRTCP, SRTP of a
+// taken stream, or STUN on the connection's pair (consent). It decrypts in
+// place: b is the reader's buffer, reused for the next read. A datagram from
+// a registered peer is also the moment its consent check may be sent.
+func (in *ingress) take(b []byte, sock *wire.Socket, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) verdict {
 	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
-	if c != nil && c.rtp != nil {
+	if c == nil {
+		return passToPion
+	}
+	if c.consent != nil && c.consent.due(now) {
+		c.consent.check(now, out)
+	}
+	var taken bool
+	switch {
+	case isRTCP(b):
+		taken = in.takeRTCP(c, b, now, out)
+	case len(b) >= 12 && b[0]>>6 == 2:
+		taken = in.takeRTP(c, b, now, out)
+	case c.consent != nil && wire.IsSTUN(b):
+		return c.consent.take(b, sock, netip.AddrPortFrom(ip, port), now, out)
+	}
+	if taken {
+		return takenHere
+	}
+	return passToPion
+}
+
+// takeRTCP handles SRTCP datagram b from c's peer, reporting whether it did
+// (then pion must not see it).
+func (in *ingress) takeRTCP(c *inConn, b []byte, now time.Time, out *wire.Batch) bool {
+	if c.rtp != nil {
 		return in.takeSenderReport(c, b, now, out)
 	}
-	if c == nil || c.handle == nil {
+	if c.handle == nil {
 		return false
 	}
 	if c.feedbackOnly && !leadsWithTransportCC(b) {
@@ -202,16 +226,12 @@ func (in *ingress) takeSenderReport(c *inConn, b []byte, now time.Time, out *wir
 	return in.openAndHand(c, b, now, out, h)
 }
 
-// takeRTP handles datagram b from addr if it is SRTP of a stream a publish
+// takeRTP handles RTP datagram b from c's peer if it is SRTP of a stream a publish
 // connection's data plane took (see wire.Inbound), reporting whether it did.
 // The packet counts for the transport-wide feedback once it authenticated
 // (arrivals stamped it when the socket read it).
-func (in *ingress) takeRTP(b []byte, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) bool {
-	if len(b) < 12 || b[0]>>6 != 2 {
-		return false // not RTP: STUN, DTLS
-	}
-	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
-	if c == nil || c.rtp == nil {
+func (in *ingress) takeRTP(c *inConn, b []byte, now time.Time, out *wire.Batch) bool {
+	if c.rtp == nil {
 		return false
 	}
 	plain, handle, st := c.rtp.Open(b)

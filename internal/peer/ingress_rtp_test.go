@@ -179,7 +179,7 @@ func FuzzIngressTakeRTP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, c, _, h := publishIngress(t, addr)
 		orig := append([]byte(nil), b...)
-		if !in.take(b, addr.Addr(), addr.Port(), time.Now(), nil) {
+		if in.take(b, nil, addr.Addr(), addr.Port(), time.Now(), nil) == passToPion {
 			if !bytes.Equal(b, orig) {
 				t.Fatal("a datagram left to pion was modified")
 			}

@@ -74,9 +74,15 @@ func (e *Engine) follow(pc *webrtc.PeerConnection, r *wire.Route, c *inConn) {
 	in := &routeIngress{ingress: e.ingress}
 	dt := pc.SCTP().Transport()
 	ice := dt.ICETransport()
+	if e.consentAtSocket {
+		c.consent = newConsent(r, &e.consent)
+	}
 	ice.OnSelectedCandidatePairChange(func(p *webrtc.ICECandidatePair) {
 		d := e.dest(p)
 		r.SetDest(d)
+		if c.consent != nil {
+			c.consent.moveTo(d)
+		}
 		in.moveTo(d)
 	})
 	dt.OnStateChange(func(st webrtc.DTLSTransportState) {
@@ -101,7 +107,10 @@ func (e *Engine) follow(pc *webrtc.PeerConnection, r *wire.Route, c *inConn) {
 			return
 		}
 		r.SetKeys(keys)
-		if c.handle != nil || c.rtp != nil {
+		if c.consent != nil {
+			go c.consent.learn(ice)
+		}
+		if c.handle != nil || c.rtp != nil || c.consent != nil {
 			in.start(keys, c)
 		}
 	})

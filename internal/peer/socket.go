@@ -73,7 +73,7 @@ func (n *observingNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.
 	out := wire.NewBatch(ingressBatch)
 	out.Held = true // ReadFromAddrPort flushes once the read's datagrams are handled
 	conn := &observingConn{UDPConn: c, arrivals: n.arrivals, stamps: n.stamps, guard: n.guard, reader: reader,
-		ingress: n.ingress, out: out}
+		ingress: n.ingress, out: out, sock: sock}
 	if local.IsLoopback() {
 		conn.siblings = n
 	}
@@ -119,6 +119,7 @@ type observingConn struct {
 	reader   *wire.Reader // batched reads (recvmmsg), with each datagram's arrival stamp
 	ingress  *ingress     // SRTCP the data plane takes (nil: none)
 	out      *wire.Batch  // the reader's (Held): what ingress took sends, and answers
+	sock     *wire.Socket // the data plane's handle on this socket
 }
 
 // ingressBatch is what the taken datagrams of one read send (their fan-out,
@@ -165,8 +166,13 @@ func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) 
 		if c.guard.drop(p) {
 			continue
 		}
-		if c.ingress != nil && c.ingress.take(p, addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
-			continue
+		if c.ingress != nil {
+			switch c.ingress.take(p, c.sock, addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
+			case takenHere:
+				continue
+			case indicatedToPion:
+				p = p[:wire.STUNHeaderLen] // rewritten in place (consent.take)
+			}
 		}
 		if c.out.Len() > 0 {
 			c.out.Flush()

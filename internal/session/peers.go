@@ -51,6 +51,7 @@ func (s *Session) openPublishPC() error {
 		return err
 	}
 	if in, route := s.deps.Engine.Publish(s.pub); in != nil {
+		s.pubRoute = route
 		s.recv = newReceived(in, route)
 		s.goOwned(func() {
 			s.recv.run(s.ctx.Done(), func() time.Duration { p, _ := s.RTT(); return p }, s.pub.WriteRTCP)

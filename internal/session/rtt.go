@@ -6,13 +6,16 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/podium-sfu/podium/internal/wire"
 )
 
 // rttInterval is how often the connections' round-trip times are sampled.
 const rttInterval = 2 * time.Second
 
 // rtts holds the latest round-trip times of both connections, from ICE consent
-// checks (STUN), which run whether or not media flows. The sampler also feeds
+// checks (STUN), which run whether or not media flows: the data plane's on a
+// pair it follows (wire.Route.RTT), else pion's keepalive pings'. The sampler also feeds
 // the subscribe RTT to congestion control (the NACK window) and the estimate
 // to the metrics histogram.
 type rtts struct {
@@ -33,11 +36,11 @@ func (s *Session) sampleRTT() {
 		case <-s.ctx.Done():
 			return
 		case <-tick.C:
-			measured, ok := pairRTT(s.pub)
+			measured, ok := connRTT(s.pub, s.pubRoute)
 			if ok {
 				s.rtt.publish.Store(int64(measured))
 			}
-			if d, ok := pairRTT(s.sub); ok {
+			if d, ok := connRTT(s.sub, s.route); ok {
 				s.rtt.subscribe.Store(int64(d))
 				s.link.SetRTT(d)
 				if measured == 0 { // an audience member: no publish connection
@@ -73,6 +76,20 @@ const (
 	pingTimeout = 5 * time.Second
 	pingWait    = 200 * time.Millisecond
 )
+
+// connRTT is the round-trip time of pc, whose data-plane route is r (nil:
+// none): the data plane's consent checks' once they measured it, pion's pair
+// statistics otherwise (which allocate, and which pion measures only with its
+// keepalive pings: an ICE-TCP pair or a connection on pion's path).
+func connRTT(pc *webrtc.PeerConnection, r *wire.Route) (time.Duration, bool) {
+	if pc == nil {
+		return 0, false
+	}
+	if d, ok := r.RTT(); ok {
+		return d, true
+	}
+	return pairRTT(pc)
+}
 
 // pairRTT is the current round-trip time of pc's selected candidate pair. It
 // asks the ICE transport only (pc.GetStats races with the Close pion starts by

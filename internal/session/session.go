@@ -107,10 +107,11 @@ type Session struct {
 	welcomed bool
 	early    [][]byte // messages from the room that raced ahead of welcome
 
-	rtt   rtts
-	link  *forward.Link // the subscribe connection's congestion control
-	route *wire.Route   // the subscribe connection's data-plane route
-	recv  *received     // the publish connection's receive side at the socket (nil: pion's)
+	rtt      rtts
+	link     *forward.Link // the subscribe connection's congestion control
+	route    *wire.Route   // the subscribe connection's data-plane route
+	pubRoute *wire.Route   // the publish connection's (nil: none, or pion's path)
+	recv     *received     // the publish connection's receive side at the socket (nil: pion's)
 
 	// screenMids are the latest publish offer's screen share mids: written by
 	// the loop before pion sees the offer, read by pion's OnTrack.

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"sync/atomic"
+	"time"
 )
 
 // Socket is one of the SFU's UDP sockets, written to directly by the data plane
@@ -81,6 +82,20 @@ type Route struct {
 	keys atomic.Pointer[Keys]
 	dest atomic.Pointer[Dest]
 	pion atomic.Bool
+	rtt  atomic.Int64 // ns; 0: not measured
+}
+
+// SetRTT records the round-trip time our last ICE consent check measured.
+func (r *Route) SetRTT(d time.Duration) { r.rtt.Store(int64(max(d, 1))) }
+
+// RTT is the last round-trip time the data plane's consent checks measured
+// (false: none yet, e.g. a pair that is not ours).
+func (r *Route) RTT() (time.Duration, bool) {
+	if r == nil {
+		return 0, false
+	}
+	d := r.rtt.Load()
+	return time.Duration(d), d > 0
 }
 
 // SetKeys records the exported keys.
