@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/server"
 )
 
 // decodesSized waits until b decodes new frames of id's video whose width
@@ -68,6 +69,7 @@ func TestFirefoxInAMixedRoom(t *testing.T) {
 
 	// Everyone decodes everyone, and every tile shows who it says.
 	start := time.Now()
+	defer iceConsentHeld(t, srv, start)
 	within(t, "Firefox decodes both Chromiums", 20*time.Second, func() (bool, string) { return rising(fox, []string{s.ID, o.ID}) })
 	within(t, "Sender decodes Firefox", 10*time.Second, func() (bool, string) { return rising(sender, []string{f.ID}) })
 	within(t, "Other decodes Firefox", 10*time.Second, func() (bool, string) { return rising(other, []string{f.ID}) })
@@ -209,4 +211,25 @@ func hasLANAddress() bool {
 		}
 	}
 	return false
+}
+
+// iceConsentHeld checks, at the end of a test of at least 12 s since start
+// with Chromium and Firefox in the room, that the data plane kept their
+// connections' ICE consent: it answered their checks and they answered ours,
+// and pion (which sends no keepalive pings now, and goes disconnected when it
+// hears nothing of the peer for 5 s) never declared a connection disconnected.
+func iceConsentHeld(t *testing.T, srv *server.Server, start time.Time) {
+	if t.Failed() {
+		return
+	}
+	took := time.Since(start)
+	answered, sent, confirmed, lapses := srv.ICEConsent()
+	t.Logf("ICE consent over %v: %d of the browsers' checks answered at the socket, %d of ours sent, %d answered; %d connections lapsed",
+		took.Round(time.Second), answered, sent, confirmed, lapses)
+	if took < 12*time.Second {
+		t.Fatalf("ran %v: too short to see a connection lapse", took)
+	}
+	if lapses != 0 || answered == 0 || 2*confirmed < sent || confirmed == 0 {
+		t.Error("the data plane did not keep the browsers' ICE consent")
+	}
 }

@@ -30,14 +30,21 @@ import (
 // peer's address, which pion counts as traffic from that candidate (RFC 8445
 // section 11 keepalives) and decodes at a fraction of a check's cost.
 //
-// A check is sent when a datagram from the peer is read and the last one is
-// consentInterval old: a peer that sends nothing at all gets no checks, and
-// its consent (pion's liveness) expires. Anything the reader cannot vouch for
+// Our checks go out every consentInterval from one goroutine for all
+// connections (consentLoop), on pion's selected pair whatever the peer
+// sends on: a controlling browser may move its media to a pair pion did not
+// select (pion ignores a nomination of a lower-priority pair), and answers
+// our checks on the selected one all the same, as it answered pion's pings.
+// A peer that answers nothing loses consent (pion's liveness lapses). The peer's own binding indications
+// are dropped: unauthenticated, they would let a forger of its address keep
+// a dead connection up. Anything else the reader cannot vouch for
 // (another pair, other credentials after an ICE restart, a role conflict, an
 // error answer, a check before the credentials are known) goes to pion as it came.
 
 // consentInterval is how often we check the peer's consent, as pion's
-// keepalive did (RFC 7675 asks for 5 s ± 20 % at most).
+// keepalive did, so the session samples a fresh round-trip time each time
+// (RFC 7675 suggests 5 s on average; ours follow datagram arrivals, so
+// connections do not check in step).
 const consentInterval = 2 * time.Second
 
 // pionFeedInterval: pion hears that the peer is alive at most this often.
@@ -72,7 +79,8 @@ func newICECreds(local, remote webrtc.ICEParameters, controlling bool) *iceCreds
 }
 
 // consent is one connection's ICE consent state, used by the reader of the
-// socket its pair is on (the lock is uncontended but for a pair's move).
+// socket its pair is on and by the consent loop (the lock is held for a
+// few microseconds by either).
 type consent struct {
 	creds atomic.Pointer[iceCreds]  // nil until known: the peer's checks go to pion
 	dest  atomic.Pointer[wire.Dest] // the selected pair
@@ -109,12 +117,12 @@ func newConsent(route *wire.Route, counts *consentCounts) *consent {
 func (c *consent) learn(t *webrtc.ICETransport) {
 	local, err := t.GetLocalParameters()
 	if err != nil {
-		slog.Debug("ICE consent stays with pion", "err", err)
+		slog.Warn("ICE consent stays with pion", "err", err)
 		return
 	}
 	remote, err := t.GetRemoteParameters()
 	if err != nil {
-		slog.Debug("ICE consent stays with pion", "err", err)
+		slog.Warn("ICE consent stays with pion", "err", err)
 		return
 	}
 	c.creds.Store(newICECreds(local, remote, t.Role() == webrtc.ICERoleControlling))
@@ -129,7 +137,31 @@ func (c *consent) moveTo(d *wire.Dest) {
 	c.nextCheck.Store(0)
 }
 
-// due reports whether our next check is due at now (cheap: per datagram).
+// consentTick is how often the consent loop looks for due checks.
+const consentTick = 500 * time.Millisecond
+
+// consentLoop sends the due consent checks of every connection in the
+// ingress table until done is closed.
+func (in *ingress) consentLoop(done <-chan struct{}) {
+	tick := time.NewTicker(consentTick)
+	defer tick.Stop()
+	out := wire.NewBatch(64)
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			for _, c := range *in.byAddr.Load() {
+				if c.consent != nil && c.consent.due(now) {
+					c.consent.check(now, out)
+				}
+			}
+			out.Flush()
+		}
+	}
+}
+
+// due reports whether our next check is due at now.
 func (c *consent) due(now time.Time) bool { return now.UnixNano() >= c.nextCheck.Load() }
 
 // check queues our consent check to the peer in out.
@@ -141,7 +173,7 @@ func (c *consent) check(now time.Time, out *wire.Batch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.due(now) {
-		return // another reader sent it
+		return
 	}
 	c.nextCheck.Store(now.Add(consentInterval).UnixNano())
 	if out.Free() == 0 {
@@ -197,6 +229,11 @@ func (c *consent) take(b []byte, sock *wire.Socket, peer netip.AddrPort, now tim
 		if c.route != nil {
 			c.route.SetRTT(now.Sub(c.sentAt))
 		}
+	case wire.STUNBindingIndication:
+		// Unauthenticated, so anyone who can forge the peer's address could
+		// keep pion's liveness up with it; on this pair pion hears only of
+		// authentic checks and answers.
+		return takenHere
 	default:
 		return passToPion
 	}

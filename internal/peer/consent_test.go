@@ -29,7 +29,7 @@ type consentRig struct {
 	out      *wire.Batch
 }
 
-func newConsentRig(t *testing.T) *consentRig {
+func newConsentRig(t testing.TB) *consentRig {
 	t.Helper()
 	ours, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -74,7 +74,7 @@ func (r *consentRig) received(t *testing.T) *stun.Message {
 }
 
 // theirCheck is a check from the peer as pion's controlled agent sends it.
-func theirCheck(t *testing.T, username string, role stun.Setter) []byte {
+func theirCheck(t testing.TB, username string, role stun.Setter) []byte {
 	t.Helper()
 	m, err := stun.Build(stun.BindingRequest, stun.TransactionID, stun.NewUsername(username), role,
 		stun.NewShortTermIntegrity(ourPwd), stun.Fingerprint)
@@ -147,12 +147,14 @@ func TestConsentAnswersThePeersChecks(t *testing.T) {
 		"no role":                            {theirCheck(t, ourUfrag+":"+theirUfrag, stun.NewSoftware("x")), r.sock},
 		"another pair (our other socket)":    {theirCheck(t, ourUfrag+":"+theirUfrag, controlled), otherSock},
 		"a forged integrity":                 {forged.Raw, r.sock},
-		"an indication":                      {wire.AppendBindingIndication(nil, make([]byte, 12)), r.sock},
 	} {
 		orig := bytes.Clone(c.b)
 		if v := r.c.take(c.b, c.sock, r.peerAddr, later, r.out); v != passToPion || !bytes.Equal(c.b, orig) || r.out.Len() != 0 {
 			t.Errorf("%s: verdict %v, %d queued; want pion to get it untouched", name, v, r.out.Len())
 		}
+	}
+	if v := r.c.take(wire.AppendBindingIndication(nil, make([]byte, 12)), r.sock, r.peerAddr, later, r.out); v != takenHere {
+		t.Errorf("the peer's binding indication (unauthenticated): verdict %v, want dropped", v)
 	}
 	r.c.creds.Store(nil)
 	if v := r.c.take(theirCheck(t, ourUfrag+":"+theirUfrag, controlled), r.sock, r.peerAddr, later, r.out); v != passToPion {
@@ -331,5 +333,60 @@ func TestConsentKeepsAPionConnectionUp(t *testing.T) {
 	}
 	if rtt, _ := route.RTT(); rtt <= 0 || rtt > 100*time.Millisecond {
 		t.Errorf("RTT %v on loopback", rtt)
+	}
+}
+
+// FuzzConsentTake: any datagram from the peer is handled without panicking;
+// one left to pion is untouched, and one pion is told of becomes a bare
+// binding indication.
+func FuzzConsentTake(f *testing.F) {
+	r := newConsentRig(f)
+	f.Add(theirCheck(f, ourUfrag+":"+theirUfrag, controlled))
+	f.Add(wire.AppendBindingSuccess(nil, make([]byte, 12), r.peerAddr, r.c.creds.Load().theirs))
+	f.Add(wire.AppendBindingIndication(nil, make([]byte, 12)))
+	now := time.Unix(1000, 0)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		now = now.Add(consentInterval)
+		r.c.check(now, r.out)
+		orig := bytes.Clone(b)
+		switch r.c.take(b, r.sock, r.peerAddr, now, r.out) {
+		case passToPion:
+			if !bytes.Equal(b, orig) {
+				t.Fatal("a datagram left to pion was modified")
+			}
+		case indicatedToPion:
+			m, err := wire.ParseSTUN(b[:wire.STUNHeaderLen])
+			if err != nil || m.Type != wire.STUNBindingIndication {
+				t.Fatalf("pion told with %x (%v)", b[:wire.STUNHeaderLen], err)
+			}
+		}
+		r.out.Flush()
+	})
+}
+
+// The consent loop checks a peer that sends nothing on the selected pair (a
+// controlling browser may send its media on another): its check goes out all
+// the same, and the next one not before consentInterval.
+func TestConsentLoopChecksASilentPeer(t *testing.T) {
+	r := newConsentRig(t)
+	in := newIngress(newArrivals())
+	c := &inConn{consent: r.c}
+	in.set(r.peerAddr, c, c)
+	done := make(chan struct{})
+	go in.consentLoop(done)
+	defer close(done)
+	buf := make([]byte, 1500)
+	_ = r.peer.SetReadDeadline(time.Now().Add(3 * consentTick))
+	n, err := r.peer.Read(buf)
+	if err != nil {
+		t.Fatal("no check from the loop:", err)
+	}
+	m := &stun.Message{Raw: buf[:n]}
+	if err := m.Decode(); err != nil || m.Type != stun.BindingRequest {
+		t.Fatalf("sent %v (%v)", m.Type, err)
+	}
+	_ = r.peer.SetReadDeadline(time.Now().Add(consentInterval - 2*consentTick))
+	if _, err := r.peer.Read(buf); err == nil {
+		t.Fatal("a second check within the interval")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,8 @@ type Engine struct {
 	// followed).
 	consentAtSocket bool
 	consent         consentCounts
+	consentDone     chan struct{} // stops the consent loop
+	closeOnce       sync.Once
 	// publishPion and subscribePion are the APIs of connections the data
 	// plane does not follow (WHIP and WHEP): pion keeps their consent.
 	publishPion, subscribePion *webrtc.API
@@ -135,6 +138,10 @@ func NewEngine(cfg Config) (*Engine, error) {
 			e.Close()
 			return nil, err
 		}
+	}
+	if e.consentAtSocket {
+		e.consentDone = make(chan struct{})
+		go e.ingress.consentLoop(e.consentDone)
 	}
 	return e, nil
 }
@@ -226,6 +233,11 @@ func (e *Engine) ConsentChecks() (answered, sent, confirmed uint64) {
 
 // Close releases the media sockets.
 func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		if e.consentDone != nil {
+			close(e.consentDone)
+		}
+	})
 	if e.tcpMux != nil {
 		_ = e.tcpMux.Close()
 	}

@@ -105,15 +105,11 @@ func leadsWithTransportCC(b []byte) bool {
 // take handles datagram b from addr, read on sock, if it is from a
 // registered connection and the data plane's to handle: SRTCP, SRTP of a
 // taken stream, or STUN on the connection's pair (consent). It decrypts in
-// place: b is the reader's buffer, reused for the next read. A datagram from
-// a registered peer is also the moment its consent check may be sent.
+// place: b is the reader's buffer, reused for the next read.
 func (in *ingress) take(b []byte, sock *wire.Socket, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) verdict {
 	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
 	if c == nil {
 		return passToPion
-	}
-	if c.consent != nil && c.consent.due(now) {
-		c.consent.check(now, out)
 	}
 	var taken bool
 	switch {

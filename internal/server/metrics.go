@@ -116,6 +116,8 @@ var (
 	joinsDesc         = desc("podium_joins_total", "Participants admitted to a room.")
 	messagesDesc      = desc("podium_signaling_messages_total", "Signaling messages received from clients.")
 	peerConnsDesc     = desc("podium_peer_connections_total", "Peer connections made for participants, by pc (publish, subscribe): an audience member makes no publish one.", "pc")
+	iceLapsesDesc     = desc("podium_peer_connection_lapses_total", "Participants' peer connections pion declared disconnected (no authentic STUN from the peer for 5 s; failed 25 s later).")
+	consentDesc       = desc("podium_ice_consent_checks_total", "ICE consent checks on the data plane's pairs, by what (answered: the peers' checks answered at the socket; sent: ours; confirmed: ours the peers answered).", "what")
 	errorsDesc        = desc("podium_signaling_errors_total", "Error messages sent to clients, by code (refused joins and limits included).", "code")
 	p2pRoomsDesc      = desc("podium_p2p_rooms", "Rooms in P2P mode: their two participants were told to connect directly.")
 	p2pDirectDesc     = desc("podium_p2p_participants", "Participants receiving their peer over the direct connection (the SFU forwards them nothing).")
@@ -126,7 +128,7 @@ var (
 var allDescs = []*prometheus.Desc{upDesc, startDesc, devModeDesc, drainingDesc, roomsDesc, participantsDesc, connectionsDesc,
 	tracksDesc, forwardedDesc, packetsInDesc, bytesInDesc, packetsOutDesc, bytesOutDesc, keyframesDesc, nacksDesc, retransmitsDesc,
 	keyframeReqsDesc, droppedDesc, layerSwitchesDesc, probeBytesDesc, overBudgetDesc, joinsDesc, messagesDesc, peerConnsDesc, errorsDesc,
-	p2pRoomsDesc, p2pDirectDesc, p2pSwitchesDesc, p2pFailuresDesc}
+	iceLapsesDesc, consentDesc, p2pRoomsDesc, p2pDirectDesc, p2pSwitchesDesc, p2pFailuresDesc}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range append(allDescs, turnDescs...) {
@@ -207,6 +209,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	publishPCs, subscribePCs := s.engine.PeerConnectionsMade()
 	counter(peerConnsDesc, publishPCs, "publish")
 	counter(peerConnsDesc, subscribePCs, "subscribe")
+	counter(iceLapsesDesc, s.counters.Lapses.Load())
+	answered, sent, confirmed := s.engine.ConsentChecks()
+	counter(consentDesc, answered, "answered")
+	counter(consentDesc, sent, "sent")
+	counter(consentDesc, confirmed, "confirmed")
 	errs := s.counters.Errors()
 	for code, n := range errs { // the registry sorts them
 		counter(errorsDesc, n, code)
@@ -219,4 +226,12 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// ICEConsent is what the data plane did for ICE consent (the peers' checks
+// answered at the sockets, ours sent, ours answered) and how many
+// participants' peer connections lapsed (ICE disconnected): tests read them.
+func (s *Server) ICEConsent() (answered, sent, confirmed, lapses uint64) {
+	answered, sent, confirmed = s.engine.ConsentChecks()
+	return answered, sent, confirmed, s.counters.Lapses.Load()
 }

@@ -145,6 +145,7 @@ type Counters struct {
 	Open     atomic.Int64  // signaling connections open now
 	Joined   atomic.Uint64 // successful joins
 	Messages atomic.Uint64 // client messages read
+	Lapses   atomic.Uint64 // peer connections pion declared disconnected
 	errs     map[string]*atomic.Uint64
 	other    atomic.Uint64
 }

@@ -15,6 +15,12 @@ import (
 // Closes of our own come after the session's context is cancelled and are
 // ignored.
 func (s *Session) transportChanged(name string, st webrtc.PeerConnectionState) {
+	if st == webrtc.PeerConnectionStateDisconnected && s.ctx.Err() == nil {
+		if c := s.deps.Counters; c != nil {
+			c.Lapses.Add(1)
+		}
+		s.log.Info("transport disconnected", "pc", name)
+	}
 	if st != webrtc.PeerConnectionStateFailed && st != webrtc.PeerConnectionStateClosed {
 		return
 	}
