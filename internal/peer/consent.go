@@ -24,7 +24,7 @@ import (
 // were about two thirds of the server's heap allocations in meeting-8. Our
 // checks' answers give the connection's round-trip time (wire.Route.RTT).
 //
-// Pion still judges liveness (disconnected after 5 s, failed 25 s later,
+// Pion still judges liveness (disconnected after 8 s, failed 25 s later,
 // which ends the session): each authentic request or answer from the peer
 // reaches it, at most once a second, as a bare binding indication from the
 // peer's address, which pion counts as traffic from that candidate (RFC 8445

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/pion/dtls/v3"
@@ -184,7 +185,8 @@ func (ri *routeIngress) close() {
 }
 
 // dest is the data plane's destination for pair p: nil unless p is a UDP
-// pair on one of our sockets.
+// pair on one of our sockets (announced as itself or, behind 1:1 NAT, as
+// its public address).
 func (e *Engine) dest(p *webrtc.ICECandidatePair) *wire.Dest {
 	if p == nil || p.Local == nil || p.Remote == nil || p.Local.Protocol != webrtc.ICEProtocolUDP {
 		return nil
@@ -197,7 +199,7 @@ func (e *Engine) dest(p *webrtc.ICECandidatePair) *wire.Dest {
 	if err != nil {
 		return nil
 	}
-	s := e.net.socket(netip.AddrPortFrom(local.Unmap(), p.Local.Port))
+	s := e.net.socket(netip.AddrPortFrom(e.behindNAT(local.Unmap()), p.Local.Port))
 	if s == nil {
 		return nil
 	}
@@ -257,3 +259,26 @@ func sendOnlyFromEnv() bool { m := dataPlaneMode(); return m != "rtp" && m != "a
 func feedbackOnlyFromEnv() bool { return dataPlaneMode() == "rtp" }
 
 func ownsReceiveFromEnv() bool { m := dataPlaneMode(); return m == "rtp" || m == "all" }
+
+// behindNAT is the local address of our socket that announces public
+// address a (public-ip: PUBLIC/LOCAL, or a bare PUBLIC for our one socket's
+// address), else a itself. A bare PUBLIC with several sockets stays
+// unresolved: their candidates share it, and their pairs stay on pion's path.
+func (e *Engine) behindNAT(a netip.Addr) netip.Addr {
+	for _, entry := range e.cfg.PublicIPs {
+		pub, loc, mapped := strings.Cut(entry, "/")
+		if p, err := netip.ParseAddr(pub); err != nil || p.Unmap() != a {
+			continue
+		}
+		if mapped {
+			if l, err := netip.ParseAddr(loc); err == nil {
+				return l.Unmap()
+			}
+			continue
+		}
+		if bound := e.net.boundAddrs(); len(bound) == 1 {
+			return bound[0]
+		}
+	}
+	return a
+}

@@ -116,7 +116,7 @@ var (
 	joinsDesc         = desc("podium_joins_total", "Participants admitted to a room.")
 	messagesDesc      = desc("podium_signaling_messages_total", "Signaling messages received from clients.")
 	peerConnsDesc     = desc("podium_peer_connections_total", "Peer connections made for participants, by pc (publish, subscribe): an audience member makes no publish one.", "pc")
-	iceLapsesDesc     = desc("podium_peer_connection_lapses_total", "Participants' peer connections pion declared disconnected (no authentic STUN from the peer for 5 s; failed 25 s later).")
+	iceLapsesDesc     = desc("podium_peer_connection_lapses_total", "Participants' peer connections pion declared disconnected (nothing heard of the peer for 8 s; failed 25 s later).")
 	consentDesc       = desc("podium_ice_consent_checks_total", "ICE consent checks on the data plane's pairs, by what (answered: the peers' checks answered at the socket; sent: ours; confirmed: ours the peers answered).", "what")
 	errorsDesc        = desc("podium_signaling_errors_total", "Error messages sent to clients, by code (refused joins and limits included).", "code")
 	p2pRoomsDesc      = desc("podium_p2p_rooms", "Rooms in P2P mode: their two participants were told to connect directly.")
