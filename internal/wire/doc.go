@@ -5,9 +5,11 @@
 // sendmmsg on Linux; both raw calls that never pass through the scheduler's
 // system-call path).
 //
-// Pion keeps ICE, DTLS, SDP, SCTP and RTCP; RTP the SFU forwards is protected
-// with this package's contexts and written to the socket by the goroutine that
-// forwarded it, in one system call per batch, with no lock held.
+// Pion keeps ICE (but for consent on a connection's selected pair, which the
+// data plane keeps with this package's STUN), DTLS, SDP, SCTP and RTCP; RTP
+// the SFU forwards is protected with this package's contexts and written to
+// the socket by the goroutine that forwarded it, in one system call per
+// batch, with no lock held.
 //
 // It imports nothing of the project.
 package wire
