@@ -85,7 +85,7 @@ type consent struct {
 	creds atomic.Pointer[iceCreds]  // nil until known: the peer's checks go to pion
 	dest  atomic.Pointer[wire.Dest] // the selected pair
 	route *wire.Route               // where the round-trip time goes (nil: nowhere)
-	// nextCheck is when our next check is due (Unix ns), read per datagram.
+	// nextCheck is when our next check is due (Unix ns; 0: at once).
 	nextCheck atomic.Int64
 
 	counts *consentCounts
@@ -98,7 +98,8 @@ type consent struct {
 	checks   uint64
 }
 
-// consentCounts count, over connections, what the readers did for consent.
+// consentCounts count, over connections, what the readers and the consent
+// loop did.
 type consentCounts struct {
 	answered  atomic.Uint64 // the peers' checks answered
 	sent      atomic.Uint64 // our checks sent
@@ -117,12 +118,12 @@ func newConsent(route *wire.Route, counts *consentCounts) *consent {
 func (c *consent) learn(t *webrtc.ICETransport) {
 	local, err := t.GetLocalParameters()
 	if err != nil {
-		slog.Warn("ICE consent stays with pion", "err", err)
+		slog.Info("ICE consent stays with pion for this connection", "err", err)
 		return
 	}
 	remote, err := t.GetRemoteParameters()
 	if err != nil {
-		slog.Warn("ICE consent stays with pion", "err", err)
+		slog.Info("ICE consent stays with pion for this connection", "err", err)
 		return
 	}
 	c.creds.Store(newICECreds(local, remote, t.Role() == webrtc.ICERoleControlling))
@@ -170,15 +171,15 @@ func (c *consent) check(now time.Time, out *wire.Batch) {
 	if creds == nil || d == nil {
 		return
 	}
+	if out.Free() == 0 {
+		out.Flush() // before the lock: no lock is held across a system call
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.due(now) {
 		return
 	}
 	c.nextCheck.Store(now.Add(consentInterval).UnixNano())
-	if out.Free() == 0 {
-		out.Flush()
-	}
 	c.checks++
 	binary.BigEndian.PutUint64(c.txID[4:], c.checks)
 	b := wire.AppendBindingRequest(out.Slot(), c.txID[:], creds.ourChecks, consentPriority, creds.controlling, creds.tieBreaker, creds.theirs)
@@ -206,6 +207,9 @@ func (c *consent) take(b []byte, sock *wire.Socket, peer netip.AddrPort, now tim
 	if err != nil {
 		return passToPion
 	}
+	if out.Free() == 0 {
+		out.Flush() // room for an answer, before the lock
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch m.Type {
@@ -213,9 +217,6 @@ func (c *consent) take(b []byte, sock *wire.Socket, peer netip.AddrPort, now tim
 		roleOK := m.Controlled && creds.controlling || m.Controlling && !creds.controlling
 		if !roleOK || !bytes.Equal(m.Username, creds.theirChecks) || !m.Authentic(b, creds.ours) {
 			return passToPion
-		}
-		if out.Free() == 0 {
-			out.Flush()
 		}
 		a := wire.AppendBindingSuccess(out.Slot(), m.TxID, peer, creds.ours)
 		out.Commit(len(a), d)
