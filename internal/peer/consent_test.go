@@ -277,16 +277,7 @@ func TestConsentKeepsAPionConnectionUp(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var s webrtc.SettingEngine
-	s.SetIncludeLoopbackCandidate(true)
-	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	s.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
-	s.SetICETimeouts(time.Second, time.Second, 200*time.Millisecond)
-	theirs, err := webrtc.NewAPI(webrtc.WithSettingEngine(s)).NewPeerConnection(webrtc.Configuration{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer theirs.Close()
+	theirs := loopbackPeer(t, func(s *webrtc.SettingEngine) { s.SetICETimeouts(time.Second, time.Second, 200*time.Millisecond) })
 	theirStates := make(chan webrtc.ICEConnectionState, 16)
 	theirs.OnICEConnectionStateChange(func(s webrtc.ICEConnectionState) { theirStates <- s })
 	negotiate(t, ours, theirs)

@@ -49,15 +49,7 @@ func TestRouteKeysMatchThePeers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var s webrtc.SettingEngine
-	s.SetIncludeLoopbackCandidate(true)
-	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	s.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
-	theirs, err := webrtc.NewAPI(webrtc.WithSettingEngine(s)).NewPeerConnection(webrtc.Configuration{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer theirs.Close()
+	theirs := loopbackPeer(t, func(*webrtc.SettingEngine) {})
 	peerKeys := make(chan wire.Keys, 1)
 	dt := theirs.SCTP().Transport()
 	dt.OnStateChange(func(st webrtc.DTLSTransportState) {
@@ -160,4 +152,21 @@ func negotiate(t *testing.T, offerer, answerer *webrtc.PeerConnection) {
 	if err := offerer.SetRemoteDescription(*answerer.LocalDescription()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loopbackPeer is a plain pion peer on loopback UDP, configured further by
+// configure; closed when the test ends.
+func loopbackPeer(t *testing.T, configure func(*webrtc.SettingEngine)) *webrtc.PeerConnection {
+	t.Helper()
+	var s webrtc.SettingEngine
+	s.SetIncludeLoopbackCandidate(true)
+	s.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	s.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
+	configure(&s)
+	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(s)).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	return pc
 }
