@@ -20,9 +20,11 @@ import (
 // (the NATS server's streams, the cluster's registry) is done.
 const settle = 3 * time.Second
 
-// AfterStart runs StartupPages once the server has settled, and logs what it did.
-func AfterStart(log *slog.Logger) {
-	time.AfterFunc(settle, func() { trim(log) })
+// AfterStart runs StartupPages once the server has settled, and logs what
+// it did; stop cancels it if it has not run yet.
+func AfterStart(log *slog.Logger) (stop func()) {
+	t := time.AfterFunc(settle, func() { trim(log) })
+	return func() { t.Stop() }
 }
 
 func trim(log *slog.Logger) {
