@@ -35,16 +35,18 @@ import (
 // sends on: a controlling browser may move its media to a pair pion did not
 // select (pion ignores a nomination of a lower-priority pair), and answers
 // our checks on the selected one all the same, as it answered pion's pings.
-// A peer that answers nothing loses consent (pion's liveness lapses). The peer's own binding indications
-// are dropped: unauthenticated, they would let a forger of its address keep
-// a dead connection up. Anything else the reader cannot vouch for
-// (another pair, other credentials after an ICE restart, a role conflict, an
-// error answer, a check before the credentials are known) goes to pion as it came.
+// A peer that answers nothing loses consent (pion's liveness lapses).
+//
+// The peer's own binding indications are dropped: unauthenticated, they would
+// let a forger of its address keep a dead connection up. Anything else the
+// reader cannot vouch for (another pair, other credentials after an ICE
+// restart, a role conflict, an error answer, a check before the credentials
+// are known) goes to pion as it came.
 
 // consentInterval is how often we check the peer's consent, as pion's
 // keepalive did, so the session samples a fresh round-trip time each time
-// (RFC 7675 suggests 5 s on average; ours follow datagram arrivals, so
-// connections do not check in step).
+// (RFC 7675 suggests 5 s on average, randomised; ours start when each pair
+// is selected, so connections do not check in step).
 const consentInterval = 2 * time.Second
 
 // pionFeedInterval: pion hears that the peer is alive at most this often.
@@ -153,7 +155,7 @@ func (in *ingress) consentLoop(done <-chan struct{}) {
 			return
 		case now := <-tick.C:
 			for _, c := range *in.byAddr.Load() {
-				if c.consent != nil && c.consent.due(now) {
+				if c.consent != nil {
 					c.consent.check(now, out)
 				}
 			}
@@ -165,10 +167,11 @@ func (in *ingress) consentLoop(done <-chan struct{}) {
 // due reports whether our next check is due at now.
 func (c *consent) due(now time.Time) bool { return now.UnixNano() >= c.nextCheck.Load() }
 
-// check queues our consent check to the peer in out.
+// check queues our consent check to the peer in out if one is due at now.
+// The consent loop is its only caller.
 func (c *consent) check(now time.Time, out *wire.Batch) {
 	creds, d := c.creds.Load(), c.dest.Load()
-	if creds == nil || d == nil {
+	if creds == nil || d == nil || !c.due(now) {
 		return
 	}
 	if out.Free() == 0 {
@@ -176,9 +179,6 @@ func (c *consent) check(now time.Time, out *wire.Batch) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.due(now) {
-		return
-	}
 	c.nextCheck.Store(now.Add(consentInterval).UnixNano())
 	c.checks++
 	binary.BigEndian.PutUint64(c.txID[4:], c.checks)

@@ -192,29 +192,31 @@ func (e *Engine) ICEServers() []webrtc.ICEServer {
 // Call Publish on it (in modes rtp and all the data plane keeps its ICE
 // consent; see consent.go).
 func (e *Engine) NewPublishPC() (*webrtc.PeerConnection, error) {
-	e.publishPCs.Add(1)
-	return e.publish.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+	return e.newPC(e.publish, &e.publishPCs)
 }
 
 // NewSubscribePC makes a connection on which we send forwarded media to a
 // client. Call Route on it (as NewPublishPC).
 func (e *Engine) NewSubscribePC() (*webrtc.PeerConnection, error) {
-	e.subscribePCs.Add(1)
-	return e.subscribe.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+	return e.newPC(e.subscribe, &e.subscribePCs)
 }
 
 // NewPionPublishPC and NewPionSubscribePC make connections the data plane
 // does not follow (Route, Publish are not called on them: WHIP and WHEP), so
 // pion keeps their ICE consent with its keepalive pings.
 func (e *Engine) NewPionPublishPC() (*webrtc.PeerConnection, error) {
-	e.publishPCs.Add(1)
-	return e.publishPion.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+	return e.newPC(e.publishPion, &e.publishPCs)
 }
 
 // NewPionSubscribePC: see NewPionPublishPC.
 func (e *Engine) NewPionSubscribePC() (*webrtc.PeerConnection, error) {
-	e.subscribePCs.Add(1)
-	return e.subscribePion.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
+	return e.newPC(e.subscribePion, &e.subscribePCs)
+}
+
+// newPC makes a connection with api, counted in made.
+func (e *Engine) newPC(api *webrtc.API, made *atomic.Uint64) (*webrtc.PeerConnection, error) {
+	made.Add(1)
+	return api.NewPeerConnection(webrtc.Configuration{ICEServers: e.ICEServers()})
 }
 
 // PeerConnectionsMade counts the publish and subscribe connections made so far.

@@ -163,7 +163,8 @@ func (m *STUNMessage) fingerprintOK(b []byte) bool {
 }
 
 // fingerprint is the FINGERPRINT value of a message whose bytes before the
-// attribute are b (its header's length already counting the attribute).
+// attribute are b, with the header's length counted as if the message ended
+// with that attribute (whatever b's header says).
 func fingerprint(b []byte) uint32 {
 	size := uint16(len(b) + 4 + fingerprintLen - STUNHeaderLen)
 	// The first four bytes by hand: a local array handed to crc32 would escape.
