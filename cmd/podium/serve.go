@@ -65,7 +65,7 @@ func runServe(args []string, e env) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(serveCtx) }()
 	log.Info("podium is running", "url", srv.URL(), "media_udp", cfg.UDPPort)
-	defer memtrim.AfterStart(log)()
+	defer memtrim.Start(log)()
 	fmt.Fprintf(e.stderr, "\n  Open %s<room>?name=<your name> in two or more browser tabs.\n\n", srv.URL())
 	if e.ready != nil {
 		e.ready(srv)

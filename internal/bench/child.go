@@ -88,7 +88,7 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	defer memtrim.AfterStart(log)() // as podium serve does
+	defer memtrim.Start(log)() // as podium serve does
 	enc := json.NewEncoder(out)
 	url := "ws" + strings.TrimPrefix(srv.URL(), "http") + "ws"
 	hello := childHello{URL: url, PID: os.Getpid()}

@@ -256,10 +256,18 @@ func (v *video) next(payload []byte, marker bool) []byte {
 	return b
 }
 
-// testOut is the UpTrack's own batch, as Run uses it.
+// testOuts keep one send batch per track, as a socket reader does.
+var testOuts sync.Map // *UpTrack → *wire.Batch
+
+// testOut is the track's send batch in tests that forward by hand.
 func (u *UpTrack) testOut() *wire.Batch {
-	if u.out == nil {
-		u.out = u.newBatch()
+	if b, ok := testOuts.Load(u); ok {
+		return b.(*wire.Batch)
 	}
-	return u.out
+	b := wire.NewBatch(fanoutBatch)
+	if u.p.Meter != nil {
+		b.Stats, b.Sampler = &u.p.Meter.Wire, u.p.Meter
+	}
+	testOuts.Store(u, b)
+	return b
 }

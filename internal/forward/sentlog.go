@@ -10,10 +10,13 @@ import (
 // of the packet: which source packet it was (encoding, sequence number and
 // timestamp as received) and how it was rewritten. A NACK is answered by
 // reading that packet from the source's store (UpTrack.stored) and applying
-// the same rewrite again. About 40 bytes a packet instead of 1,500.
+// the same rewrite again. 64 bytes a packet instead of 1,500. Like the
+// source stores, it starts at storeMinSlots entries and doubles (up to its
+// largest) while it would overwrite a packet sent less than storeHorizon ago.
 type sentLog struct {
 	entries   []sentEntry
 	mask      uint64
+	max       int    // entries it may grow to
 	highest   uint64 // extended sequence number of the newest entry; 0: none
 	segment   uint64 // extended sequence number of the newest segment's key frame
 	segmentAt int64  // unix nanos: when it was sent
@@ -40,8 +43,21 @@ func (e *sentEntry) resent() bool { return e.flags&sentResent != 0 }
 // logOrigin keeps extended sequence numbers away from 0 (empty) in both directions.
 const logOrigin = 1 << 32
 
+// newSentLog makes a log that grows to capacity entries, a power of two.
 func newSentLog(capacity int) *sentLog {
-	return &sentLog{entries: make([]sentEntry, capacity), mask: uint64(capacity - 1)}
+	n := min(capacity, storeMinSlots)
+	return &sentLog{entries: make([]sentEntry, n), mask: uint64(n - 1), max: capacity}
+}
+
+// grow doubles the entries, moving what they hold.
+func (l *sentLog) grow() {
+	old := l.entries
+	l.entries, l.mask = make([]sentEntry, 2*len(old)), uint64(2*len(old)-1)
+	for _, e := range old {
+		if e.ext != 0 {
+			l.entries[e.ext&l.mask] = e
+		}
+	}
 }
 
 func (l *sentLog) extend(seq uint16) uint64 {
@@ -68,6 +84,9 @@ func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, b
 	t := now.UnixNano()
 	if out.SwitchedTo >= 0 {
 		l.segment, l.segmentAt = ext, t
+	}
+	for e := &l.entries[ext&l.mask]; e.ext != 0 && e.ext != ext && t-e.storedAt < int64(storeHorizon) && len(l.entries) < l.max; e = &l.entries[ext&l.mask] {
+		l.grow()
 	}
 	var flags uint8
 	if base {

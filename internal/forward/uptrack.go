@@ -63,7 +63,6 @@ type UpTrack struct {
 	lastKeyframeRequest atomic.Int64 // unix nanos
 	stats               TrackStats
 	muted               atomic.Bool // an administrator muted the sender: drop everything
-	out                 *wire.Batch // Run's send batch
 
 	// rx serializes the two ways a packet comes in — Run (pion's path: the
 	// packets before the data plane took the stream, and repaired ones, which
@@ -203,17 +202,23 @@ func (u *UpTrack) RequestKeyframe(now time.Time) bool {
 // removed it).
 func (u *UpTrack) Run() {
 	buf := make([]byte, 1500)
-	if u.out == nil {
-		u.out = u.newBatch()
-	}
 	for {
 		n, err := u.p.Read(buf)
 		if err != nil {
 			return
 		}
-		u.Receive(time.Now(), buf[:n], u.out)
+		out := runBatches.Get().(*wire.Batch)
+		out.Stats, out.Sampler = nil, nil // Receive sets this track's
+		u.Receive(time.Now(), buf[:n], out)
+		runBatches.Put(out) // flushed: Run's batches are never Held
 	}
 }
+
+// runBatches lend Run a send batch for each packet pion reads. Once the data
+// plane reads the socket, pion's path carries a track's first packets and its
+// repairs only, and a batch of its own (48 kB) per track had been the largest
+// part of what a track cost in memory.
+var runBatches = sync.Pool{New: func() any { return wire.NewBatch(fanoutBatch) }}
 
 // Receive forwards one decrypted packet of the stream, which arrived at now,
 // sending in out (flushed before it returns). Run calls it for what pion
@@ -228,15 +233,6 @@ func (u *UpTrack) Receive(now time.Time, raw []byte, out *wire.Batch) {
 		u.forward(&u.pkt, out)
 	}
 	u.rx.Unlock()
-}
-
-func (u *UpTrack) newBatch() *wire.Batch {
-	b := wire.NewBatch(fanoutBatch)
-	if u.p.Meter != nil {
-		b.Stats = &u.p.Meter.Wire
-		b.Sampler = u.p.Meter
-	}
-	return b
 }
 
 // parse fills pkt from raw, which arrived at now; it reports false (and

@@ -2,17 +2,16 @@ package memtrim
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// StartupPages unmaps the executable's read-only file mappings and reports
+// ExecutablePages unmaps the executable's read-only file mappings and reports
 // how many bytes of them were resident before.
-func StartupPages() (resident uint64, err error) {
+func ExecutablePages() (resident uint64, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -22,22 +21,30 @@ func StartupPages() (resident uint64, err error) {
 		return 0, err
 	}
 	defer f.Close()
+	// Read as bytes: only the executable's lines become strings, so a trim
+	// allocates next to nothing however many mappings the process has.
+	suffix := []byte(" " + exe)
 	var ranges []mapping
 	var cur *mapping
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := sc.Text()
-		if m, ok := parseMapping(line); ok {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		if c := line[0]; c >= '0' && c <= '9' || c >= 'a' && c <= 'f' { // a mapping; fields start upper-case
 			cur = nil
-			if m.path == exe && !m.writable {
+			if !bytes.HasSuffix(line, suffix) {
+				continue
+			}
+			if m, ok := parseMapping(string(line)); ok && m.path == exe && !m.writable {
 				ranges = append(ranges, m)
 				cur = &ranges[len(ranges)-1]
 			}
 			continue
 		}
-		if cur != nil && strings.HasPrefix(line, "Rss:") {
-			kb, _ := strconv.ParseUint(strings.Fields(line)[1], 10, 64)
-			cur.rss = kb << 10
+		if cur != nil && bytes.HasPrefix(line, []byte("Rss:")) {
+			cur.rss = kilobytes(line[len("Rss:"):]) << 10
 		}
 	}
 	if err := sc.Err(); err != nil {

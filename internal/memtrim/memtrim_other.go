@@ -2,5 +2,5 @@
 
 package memtrim
 
-// StartupPages does nothing here: the trimming needs Linux's madvise and /proc.
-func StartupPages() (uint64, error) { return 0, nil }
+// ExecutablePages does nothing here: the trimming needs Linux's madvise and /proc.
+func ExecutablePages() (uint64, error) { return 0, nil }

@@ -8,6 +8,14 @@ import (
 	"testing"
 )
 
+func TestKilobytes(t *testing.T) {
+	for v, want := range map[string]uint64{"   256 kB": 256, "0 kB": 0, " 12 kB 7": 12, "": 0, " kB": 0} {
+		if got := kilobytes([]byte(v)); got != want {
+			t.Errorf("kilobytes(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
+
 func TestParseMapping(t *testing.T) {
 	for line, want := range map[string]mapping{
 		"00400000-00f3c000 r-xp 00000000 fd:01 1234   /usr/bin/podium": {start: 0x400000, end: 0xf3c000, path: "/usr/bin/podium"},
@@ -34,13 +42,13 @@ func TestParseMapping(t *testing.T) {
 
 // The test binary's read-only pages are unmapped and its code still runs
 // (it faults back in what it uses); nothing writable is touched.
-func TestStartupPagesLeavesTheProcessRunning(t *testing.T) {
+func TestExecutablePagesLeavesTheProcessRunning(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
 	}
 	data := map[string]int{"kept": 42} // heap and data survive
 	before := residentPages(t)
-	n, err := StartupPages()
+	n, err := ExecutablePages()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,4 +75,17 @@ func residentPages(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A trim reads the process's whole smaps (thousands of lines) but allocates
+// only for the executable's few mappings: it runs inside benchmark windows.
+func TestExecutablePagesAllocatesLittle(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	n := testing.AllocsPerRun(3, func() { _, _ = ExecutablePages() })
+	t.Logf("%.0f allocations per trim", n)
+	if n > 40 {
+		t.Errorf("%.0f allocations per trim, want ≤ 40", n)
+	}
 }

@@ -32,3 +32,18 @@ func parseMapping(line string) (mapping, bool) {
 	return mapping{start: uintptr(start), end: uintptr(end), writable: f[1][1] == 'w',
 		path: strings.Join(f[5:], " ")}, true
 }
+
+// kilobytes reads the number in an smaps field's value, "   256 kB"; 0 if there is none.
+func kilobytes(v []byte) uint64 {
+	var n uint64
+	seen := false
+	for _, c := range v {
+		switch {
+		case c >= '0' && c <= '9':
+			n, seen = n*10+uint64(c-'0'), true
+		case seen:
+			return n
+		}
+	}
+	return n
+}

@@ -153,8 +153,7 @@ func (e *Estimator) Delivered() int {
 // Call it for every packet carrying the sequence, in sending order.
 func (e *Estimator) OnSent(now time.Time, seq uint16, size int, probe bool) {
 	t := e.since(now)
-	s := e.hist.add(seq)
-	s.at = t
+	s := e.hist.add(seq, t)
 	s.size = int32(min(max(size, 0), math.MaxInt32))
 	s.probe = probe
 	if e.probe.state == probeSending {

@@ -14,23 +14,47 @@ type sent struct {
 	received bool
 }
 
-// history is a ring of the last sent packets indexed by sequence number.
+// history is a ring of the last sent packets indexed by sequence number. It
+// starts small and doubles, up to its largest size, while it would overwrite
+// a packet sent less than historySpan before the one it adds: an audio-only
+// link's needs a few hundred slots, a 20 Mb/s link's thousands.
 type history struct {
 	slots []sent
 	mask  int64
 	last  int64 // unwrapped sequence of the newest packet; -1 before the first
+	max   int   // slots it may grow to
 }
 
+const (
+	historyStartSlots = 256
+	// historySpan is how long a sent packet is kept for its feedback (and the
+	// walks over recent packets) while the ring may still grow.
+	historySpan = 2 * time.Second
+)
+
+// newHistory makes a history that grows to size slots, rounded up to a power of two.
 func newHistory(size int) history {
 	n := 64
 	for n < size {
 		n <<= 1
 	}
-	h := history{slots: make([]sent, n), mask: int64(n - 1), last: -1}
+	h := history{last: -1, max: n}
+	h.resize(min(n, historyStartSlots))
+	return h
+}
+
+// resize makes n slots and moves the packets held into them.
+func (h *history) resize(n int) {
+	old := h.slots
+	h.slots, h.mask = make([]sent, n), int64(n-1)
 	for i := range h.slots {
 		h.slots[i].seq = -1
 	}
-	return h
+	for _, s := range old {
+		if s.seq >= 0 {
+			h.slots[s.seq&h.mask] = s
+		}
+	}
 }
 
 // newest returns the unwrapped sequence of the newest packet.
@@ -48,8 +72,8 @@ func (h *history) slot(ext int64) *sent {
 	return s
 }
 
-// add records a sent packet and returns its slot.
-func (h *history) add(seq uint16) *sent {
+// add records a packet sent at and returns its slot.
+func (h *history) add(seq uint16, at time.Duration) *sent {
 	var ext int64
 	if h.last < 0 {
 		ext = 1<<16 + int64(seq) // room below for late feedback arithmetic
@@ -60,7 +84,11 @@ func (h *history) add(seq uint16) *sent {
 		h.last = ext
 	}
 	s := &h.slots[ext&h.mask]
-	*s = sent{seq: ext}
+	for s.seq >= 0 && s.seq != ext && at-s.at < historySpan && len(h.slots) < h.max {
+		h.resize(2 * len(h.slots))
+		s = &h.slots[ext&h.mask]
+	}
+	*s = sent{seq: ext, at: at}
 	return s
 }
 

@@ -12,7 +12,7 @@ func TestHistoryWrap(t *testing.T) {
 	}
 	seq := uint16(65500)
 	for i := 0; i < 100; i++ {
-		h.add(seq).at = time.Duration(i)
+		h.add(seq, time.Duration(i))
 		seq++
 	}
 	// The newest is 65500+99 wrapped = 63; look up across the wrap.
@@ -28,11 +28,42 @@ func TestHistoryWrap(t *testing.T) {
 	}
 	// 200 more packets overwrite the ring: the old ones are gone.
 	for i := 0; i < 200; i++ {
-		h.add(seq)
+		h.add(seq, time.Duration(100+i))
 		seq++
 	}
 	if h.get(65500) != nil {
 		t.Error("overwritten packet still found")
+	}
+}
+
+// The ring starts small and grows while it would drop packets younger than
+// historySpan, keeping what it held; at its largest it wraps, and a slow
+// link's ring stays small.
+func TestHistoryGrowsWithTheRate(t *testing.T) {
+	fill := func(h *history, n int, every time.Duration) {
+		for i := range n {
+			h.add(uint16(i), time.Duration(i)*every)
+		}
+	}
+	slow := newHistory(4096)
+	fill(&slow, 2000, 20*time.Millisecond) // 50 packets/s: 256 slots hold 5 s
+	if len(slow.slots) != historyStartSlots {
+		t.Errorf("a 50 packet/s link's history grew to %d slots", len(slow.slots))
+	}
+	fast := newHistory(4096)
+	fill(&fast, 3000, time.Millisecond) // 1,000 packets/s: 2 s need 2,048 slots
+	if len(fast.slots) != 2048 {
+		t.Errorf("a 1,000 packet/s link's history has %d slots, want 2048", len(fast.slots))
+	}
+	for seq := uint16(3000 - 2000); seq < 3000; seq++ { // the last 2 s are all there
+		if s := fast.get(seq); s == nil || s.at != time.Duration(seq)*time.Millisecond {
+			t.Fatalf("packet %d: %+v", seq, s)
+		}
+	}
+	capped := newHistory(1024)
+	fill(&capped, 5000, 100*time.Microsecond)
+	if len(capped.slots) != 1024 || capped.get(5000-1024) == nil || capped.get(5000-1025) != nil {
+		t.Errorf("capped at 1024: %d slots", len(capped.slots))
 	}
 }
 
