@@ -98,6 +98,29 @@ func TestNACKAnsweredPlainWithoutRTX(t *testing.T) {
 	}
 }
 
+// A stream whose packets outgrow the store's first slots still has them
+// resent whole, the small ones from before too.
+func TestNACKAnsweredForPacketsBiggerThanTheFirstSlots(t *testing.T) {
+	up := newVideoUp(t, nil)
+	rec := &recorder{}
+	d := bindDown(t, up, "r", videoContextNoRTX(0xA).withWriter(rec)) // resent as sent
+	src := &video{t: t}
+	small := append(append([]byte(nil), vp8Key...), 1, 2, 3)
+	big := append(append([]byte(nil), vp8Delta...), make([]byte, storeSlotSize)...)
+	feed(t, up, src.next(small, true), t0)
+	feed(t, up, src.next(big, true), t0.Add(33*time.Millisecond))
+	sent := rec.packets()
+	if len(sent) != 2 {
+		t.Fatalf("%d packets forwarded", len(sent))
+	}
+	rec.reset()
+	d.HandleRTCP(t0.Add(100*time.Millisecond), nacks(sent[0].hdr.SequenceNumber, sent[1].hdr.SequenceNumber))
+	resent := rec.packets()
+	if len(resent) != 2 || !slices.Equal(resent[0].payload, sent[0].payload) || !slices.Equal(resent[1].payload, sent[1].payload) {
+		t.Fatalf("resent %d packets, want both as first sent", len(resent))
+	}
+}
+
 func TestNACKForUnknownPacketsIgnored(t *testing.T) {
 	up, d, rec, _ := sentStream(t, videoContext(0xA, 0xB), cacheSlots+100)
 	// 1..100 were evicted by the 512 after them; 700 was never sent; 40000 is far away.

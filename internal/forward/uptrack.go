@@ -98,6 +98,12 @@ const (
 	storeHorizon  = 2 * time.Second
 )
 
+// storeSlotSize is a source store's slot until the stream sends a bigger
+// packet (then packetcache.DefaultSlotSize): libwebrtc keeps a video packet
+// within 1,200 bytes, header extensions included, and slots of 1,500 bytes
+// for those left a fifth of every store empty.
+const storeSlotSize = 1280
+
 // fanoutBatch is the datagrams one received packet's fan-out sends in one
 // system call: a bigger fan-out is sent in several.
 const fanoutBatch = 32
@@ -370,7 +376,9 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 func (u *UpTrack) keep(pkt *Packet) {
 	u.storeMu.Lock()
 	if u.store == nil {
-		u.store, _ = packetcache.New(storeMinSlots, packetcache.DefaultSlotSize) // constant, valid arguments
+		u.store, _ = packetcache.New(storeMinSlots, storeSlotSize) // constant, valid arguments
+	} else if len(pkt.Buf) > u.store.SlotSize() && u.store.SlotSize() < packetcache.DefaultSlotSize {
+		u.store, _ = u.store.Resize(u.store.Capacity(), packetcache.DefaultSlotSize) // valid: the capacity is the store's
 	} else if at, ok := u.store.Evicts(pkt.Header.SequenceNumber); ok && u.store.Capacity() < storeSlots && pkt.Arrival.Sub(at) < storeHorizon {
 		u.store = u.store.Grow()
 	}

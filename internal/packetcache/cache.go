@@ -148,18 +148,30 @@ func (c *Cache) Grow() *Cache {
 	if len(c.slots) >= MaxCapacity {
 		return c
 	}
-	g, _ := New(2*len(c.slots), c.slotSize) // a power of two within bounds
+	g, _ := c.Resize(2*len(c.slots), c.slotSize) // a power of two within bounds
+	return g
+}
+
+// Resize returns a cache of capacity slots of slotSize bytes holding the
+// newest packets of c that fit: for an owner whose stream sends bigger
+// packets than its slots take, or more of them than it holds. It allocates;
+// c is not to be used after.
+func (c *Cache) Resize(capacity, slotSize int) (*Cache, error) {
+	g, err := New(capacity, slotSize)
+	if err != nil {
+		return nil, err
+	}
 	g.highest = c.highest
 	for i := range c.slots {
 		s := c.slots[i]
-		if s.ext == 0 || s.ext+uint64(len(c.slots)) <= c.highest {
-			continue // empty, or behind the window
+		if s.ext == 0 || s.ext+uint64(len(c.slots)) <= c.highest || s.ext+uint64(capacity) <= c.highest || s.n > slotSize {
+			continue // empty, behind either window, or too big
 		}
 		j := s.ext & g.mask
 		copy(g.buf[int(j)*g.slotSize:], c.buf[i*c.slotSize:i*c.slotSize+s.n])
 		g.slots[j] = s
 	}
-	return g
+	return g, nil
 }
 
 // lookup returns the slot holding seq, or nil if it was never stored, was
