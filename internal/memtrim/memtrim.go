@@ -20,6 +20,7 @@
 package memtrim
 
 import (
+	"context"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -47,7 +48,7 @@ func run(log *slog.Logger, done <-chan struct{}) {
 		return
 	case <-time.After(startupDelay):
 	}
-	trimExecutable(log, "unmapped the binary's pages touched while starting; serving maps back what it uses")
+	trimExecutable(log, slog.LevelInfo, "unmapped the binary's pages touched while starting; serving maps back what it uses")
 	s := settler{}
 	s.due(readSample(time.Now())) // the baseline
 	tick := time.NewTicker(checkEvery)
@@ -63,8 +64,8 @@ func run(log *slog.Logger, done <-chan struct{}) {
 			}
 			trimHeap()
 			after := readSample(time.Now())
-			log.Info("returned the heap a burst left behind", "held_mb", mb(before.held), "now_mb", mb(after.held), "live_mb", mb(after.live))
-			trimExecutable(log, "unmapped the binary's pages the burst touched")
+			log.Debug("returned the heap a burst left behind", "held_mb", mb(before.held), "now_mb", mb(after.held), "live_mb", mb(after.live))
+			trimExecutable(log, slog.LevelDebug, "unmapped the binary's pages the burst touched")
 		}
 	}
 }
@@ -72,14 +73,14 @@ func run(log *slog.Logger, done <-chan struct{}) {
 // trimHeap collects, then returns every free page to the system.
 func trimHeap() { debug.FreeOSMemory() }
 
-func trimExecutable(log *slog.Logger, done string) {
+func trimExecutable(log *slog.Logger, level slog.Level, done string) {
 	n, err := ExecutablePages()
 	if err != nil {
 		log.Warn("the binary's pages stay mapped", "err", err)
 		return
 	}
 	if n > 0 {
-		log.Info(done, "resident_mb", mb(n))
+		log.Log(context.Background(), level, done, "resident_mb", mb(n))
 	}
 }
 
