@@ -16,8 +16,9 @@ type sent struct {
 
 // history is a ring of the last sent packets indexed by sequence number. It
 // starts small and doubles, up to its largest size, while it would overwrite
-// a packet sent less than historySpan before the one it adds: an audio-only
-// link's needs a few hundred slots, a 20 Mb/s link's thousands.
+// a packet sent less than historySpan before the one it adds, or one whose
+// feedback has not come: an audio-only link's needs a few hundred slots, a
+// 20 Mb/s link's thousands.
 type history struct {
 	slots []sent
 	mask  int64
@@ -84,7 +85,7 @@ func (h *history) add(seq uint16, at time.Duration) *sent {
 		h.last = ext
 	}
 	s := &h.slots[ext&h.mask]
-	for s.seq >= 0 && s.seq != ext && at-s.at < historySpan && len(h.slots) < h.max {
+	for s.seq >= 0 && s.seq != ext && (at-s.at < historySpan || !s.reported) && len(h.slots) < h.max {
 		h.resize(2 * len(h.slots))
 		s = &h.slots[ext&h.mask]
 	}

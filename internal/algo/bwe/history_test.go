@@ -37,12 +37,12 @@ func TestHistoryWrap(t *testing.T) {
 }
 
 // The ring starts small and grows while it would drop packets younger than
-// historySpan, keeping what it held; at its largest it wraps, and a slow
-// link's ring stays small.
+// historySpan or still waiting for their feedback, keeping what it held; at
+// its largest it wraps, and a slow link's ring stays small.
 func TestHistoryGrowsWithTheRate(t *testing.T) {
 	fill := func(h *history, n int, every time.Duration) {
 		for i := range n {
-			h.add(uint16(i), time.Duration(i)*every)
+			h.add(uint16(i), time.Duration(i)*every).reported = true
 		}
 	}
 	slow := newHistory(4096)
@@ -59,6 +59,13 @@ func TestHistoryGrowsWithTheRate(t *testing.T) {
 		if s := fast.get(seq); s == nil || s.at != time.Duration(seq)*time.Millisecond {
 			t.Fatalf("packet %d: %+v", seq, s)
 		}
+	}
+	waiting := newHistory(4096) // 50 packets/s whose feedback never comes
+	for i := range 1000 {
+		waiting.add(uint16(i), time.Duration(i)*20*time.Millisecond)
+	}
+	if len(waiting.slots) != 1024 || waiting.get(0) == nil {
+		t.Errorf("packets waiting for feedback: %d slots, want all 1,000 kept in 1,024", len(waiting.slots))
 	}
 	capped := newHistory(1024)
 	fill(&capped, 5000, 100*time.Microsecond)
