@@ -163,6 +163,10 @@ func (s *Settings) refresh(rooms []string, now time.Time) {
 	}
 }
 
+// Ready is closed once the bucket is bound and watched: from then on this
+// node applies every change, its own or another bridge's.
+func (s *Settings) Ready() <-chan struct{} { return s.ready }
+
 // Get is the room's settings as last seen (ok false: none set).
 func (s *Settings) Get(room string) (Setting, bool) {
 	s.mu.Lock()

@@ -75,7 +75,16 @@ func TestClusterAdminSettingsAndChat(t *testing.T) {
 		t.Fatalf("an unknown participant: %d %s", status, body)
 	}
 
-	// A Last N change at node1 applies at node0.
+	// A Last N change at node1 applies at node0, once each node watches the
+	// settings bucket (binding it waits for JetStream to elect the bucket's
+	// leader: seconds on a busy box, CI45 under -race).
+	for _, n := range nodes {
+		select {
+		case <-n.settings.Ready():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the settings bucket not watched within 10 s", n.Node().ID())
+		}
+	}
 	rm0, _ := n0.Hub().Room(name)
 	rm1, _ := n1.Hub().Room(name)
 	changed := time.Now()
