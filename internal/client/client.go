@@ -84,6 +84,12 @@ type Client struct {
 
 	pub, sub *webrtc.PeerConnection
 	media    *Media
+	// early holds the server's candidates that came before the description
+	// they belong to: pion refuses a candidate then, and the server trickles
+	// its first candidates while its answer or offer is still on the way. A
+	// relay-only client depends on them (the SFU's checks cannot reach its
+	// relay without a permission). The read loop alone touches it.
+	early map[*webrtc.PeerConnection][]webrtc.ICECandidateInit
 
 	mu     sync.Mutex
 	state  State
@@ -455,6 +461,7 @@ func (c *Client) handle(frame []byte) {
 		var m signal.SDP
 		_ = json.Unmarshal(frame, &m)
 		if c.pub != nil && c.pub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.SDP}) == nil {
+			c.addEarlyCandidates(c.pub)
 			if c.media != nil {
 				c.media.answered()
 			}
@@ -473,7 +480,7 @@ func (c *Client) handle(frame []byte) {
 			if pc == nil {
 				break
 			}
-			_ = pc.AddICECandidate(webrtc.ICECandidateInit{Candidate: m.Candidate.Candidate, SDPMid: m.Candidate.SDPMid, SDPMLineIndex: m.Candidate.SDPMLineIndex})
+			c.addCandidate(pc, webrtc.ICECandidateInit{Candidate: m.Candidate.Candidate, SDPMid: m.Candidate.SDPMid, SDPMLineIndex: m.Candidate.SDPMLineIndex})
 		}
 	case signal.TypeSpeaker:
 		var m signal.Speaker
@@ -524,6 +531,7 @@ func (c *Client) answer(m signal.SDP) {
 	if err := c.sub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: m.SDP}); err != nil {
 		return
 	}
+	c.addEarlyCandidates(c.sub)
 	ans, err := c.sub.CreateAnswer(nil)
 	if err != nil {
 		return
@@ -532,6 +540,26 @@ func (c *Client) answer(m signal.SDP) {
 		return
 	}
 	_ = c.Send(signal.TypeAnswer, signal.SDP{PC: signal.PCSubscribe, SDP: ans.SDP})
+}
+
+// addCandidate adds a server candidate to pc, or keeps it until pc has the
+// remote description it belongs to.
+func (c *Client) addCandidate(pc *webrtc.PeerConnection, cand webrtc.ICECandidateInit) {
+	if pc.RemoteDescription() == nil {
+		if c.early == nil {
+			c.early = map[*webrtc.PeerConnection][]webrtc.ICECandidateInit{}
+		}
+		c.early[pc] = append(c.early[pc], cand)
+		return
+	}
+	_ = pc.AddICECandidate(cand) // one bad candidate is not fatal: ICE may succeed with the others
+}
+
+func (c *Client) addEarlyCandidates(pc *webrtc.PeerConnection) {
+	for _, cand := range c.early[pc] {
+		_ = pc.AddICECandidate(cand)
+	}
+	delete(c.early, pc)
 }
 
 // relayOnly is a configuration using relay candidates only, through servers.
