@@ -29,7 +29,7 @@ type Options struct {
 	Publish bool
 	// Resume rejoins with a previous identity.
 	Resume *signal.Resume
-	// AnswerOffers false makes the client ignore subscribe offers (a misbehaving client).
+	// IgnoreOffers makes the client ignore subscribe offers (a misbehaving client).
 	IgnoreOffers bool
 	// Token is sent in join, for servers with access control.
 	Token string
