@@ -22,10 +22,30 @@ func decodesSized(t *testing.T, b *Browser, id, what string, ok func(width int) 
 			return false, err.Error()
 		}
 		fresh := prev != nil && v.FramesDecoded > prev.FramesDecoded && ok(v.FrameWidth)
-		detail := fmt.Sprintf("last reading %+v, the one before %+v", v, prev)
+		detail := fmt.Sprintf("last reading %+v, the one before %+v; %s", v, prev, b.downlink(id))
 		prev = &v
 		return fresh, detail
 	})
+}
+
+// downlink is what the SFU last told b of its downlink (its `stats`): the
+// estimate, and the encoding it forwards of id's video. A layer lower than
+// asked for is the allocator's answer to the estimate.
+func (b *Browser) downlink(id string) string {
+	var st struct {
+		Estimate  int `json:"estimate"`
+		Allocated int `json:"allocated"`
+		Videos    map[string]struct {
+			Encoding  int  `json:"encoding"`
+			Suspended bool `json:"suspended"`
+		} `json:"videos"`
+	}
+	if err := b.eval(`window.podium.bandwidth()`, &st); err != nil {
+		return fmt.Sprintf("the SFU's downlink stats: %v", err)
+	}
+	v, ok := st.Videos[id]
+	return fmt.Sprintf("the SFU's downlink stats: estimate %d b/s, allocated %d b/s, forwards encoding %d of it (listed %v, suspended %v)",
+		st.Estimate, st.Allocated, v.Encoding, ok, v.Suspended)
 }
 
 func (b *Browser) do(js string) {
