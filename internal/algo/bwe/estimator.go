@@ -325,9 +325,18 @@ func (e *Estimator) account(t time.Duration, fb Feedback) report {
 
 // updateDelay runs the rate control on the detector's hypothesis, or applies a
 // finished probe's result. standing reports a standing queue: overuse of a
-// saturated path even if the delay is flat.
+// saturated path even if the delay is flat, unless the path is far faster
+// than what we send (fastPath: a busy receiver's delay, not our queue).
 func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 	usage := e.usage()
+	acked, ok := e.acked.rate(e.cfg.AckedWindow)
+	if !ok {
+		acked = 0
+	}
+	// Whether the path is far faster than we send (fastPath): asked only on
+	// overuse, it walks the history.
+	fast := (standing || usage == Overuse) && e.fastPath(acked)
+	standing = standing && !fast
 	switch {
 	case standing:
 		usage = Overuse
@@ -335,10 +344,6 @@ func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 		// The trend still remembers a queue that has drained: decreasing now
 		// would go below the path on a rate measured in the gap.
 		usage = Underuse
-	}
-	acked, ok := e.acked.rate(e.cfg.AckedWindow)
-	if !ok {
-		acked = 0
 	}
 	if usage == Overuse {
 		e.lastOveruse, e.haveOveruse = t, true
@@ -373,7 +378,10 @@ func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 		if r, ok := e.pathRate(); ok {
 			acked = r
 		}
-		limited = e.delivered() < capacityLimited
+		// A path far faster than our rate is not what limits delivery: a
+		// receiver that read late makes the arrival rate, measured over its
+		// pause, a fraction of the path's (it cut 1 Mb/s to 30 kb/s).
+		limited = !fast && e.delivered() < capacityLimited
 		if !limited && !standing && t-e.overSince < overusePersist {
 			// The path delivers what we send: a burst's queue passes,
 			// congestion persists. Wait to see which it is.

@@ -32,6 +32,7 @@ type flight struct {
 	seq      uint16
 	arrival  time.Duration
 	received bool
+	read     bool // a busy receiver's read has stamped its arrival (busy_test.go)
 }
 
 func newDriver(cfg Config, capacity float64) *driver {
