@@ -57,7 +57,7 @@ vet:
 
 # Unit and integration tests first, with the race detector (they drive the same
 # server code over real connections). Then the browser tests alone and without it:
-# they measure timings (switch within 2 s, 1280x720 within 1 s) with three
+# they measure timings (switch within 2 s, 1280x720 within 3 s) with three
 # Chromiums on two cores, where the detector's slowdown of the server would be
 # measured too. They need the built client (embedded) and Debian's chromium. The
 # slow ones put a browser behind a tc-shaped link (TestAdaptation*, TestShaped*:
