@@ -85,3 +85,17 @@ func TestFramesIntoASlowPathStillCut(t *testing.T) {
 		t.Fatalf("800 kb/s into 600 kb/s: %d decreases, estimate %d (stats %+v)", st.Overuses, d.e.Estimate(), st)
 	}
 }
+
+// A fast path capped below our rate: the pairs from before the cap must not
+// hold off the decrease. Within 1 s of an 800 kb/s stream meeting a 400 kb/s
+// cap, the estimate is below 500 kb/s (0.8 s without the busy-receiver rule;
+// judging the pairs of the whole last second, 1.2 s).
+func TestCapOnAFastPathCutsAtOnce(t *testing.T) {
+	d := newDriver(DefaultConfig(), 50e6)
+	framed(d, 5*time.Second, nil)
+	d.capacity = 400e3
+	framed(d, time.Second, nil)
+	if est := d.e.Estimate(); est > 500_000 {
+		t.Fatalf("1 s after an 800 kb/s stream met a 400 kb/s cap: estimate %d (stats %+v)", est, d.e.Stats())
+	}
+}

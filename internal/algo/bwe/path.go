@@ -85,21 +85,25 @@ func (e *Estimator) pathRate() (float64, bool) {
 
 // A path whose bottleneck is far faster than what we send cannot hold a
 // queue of ours: packets we sent back to back (within backToBack) leave its
-// bottleneck size/capacity apart, so when most such pairs over the last
-// limitedWindow arrive closer together than a path of fastPathRatio × our
-// rate would space them, a delay that stands or grows is not our queue. It
-// is a busy receiver reading its socket late (measured: Firefox beside two
-// Chromiums on 2 cores, median gap 0 ms at 1 Mb/s, where a 1 Mb/s
-// bottleneck spaces 1200 B packets 9.6 ms apart), or another flow's queue,
-// which the competition detector answers.
+// bottleneck size/capacity apart, so when most of the newest such pairs
+// arrive closer together than a path of fastPathRatio × our rate would
+// space them, a delay that stands or grows is not our queue. It is a busy
+// receiver reading its socket late (measured: Firefox beside two Chromiums
+// on 2 cores, median gap 0 ms at 1 Mb/s, where a 1 Mb/s bottleneck spaces
+// 1200 B packets 9.6 ms apart), or another flow's queue, which the
+// competition detector answers. Only the newest pairs count: when a fast
+// path is capped, pairs from before the cap must not hold off the decrease
+// (judged over a second, they slowed a 500 kb/s cap's 1 s descent to 1.6 s
+// and the recovery after it from 3-5 s to 9 s, e2e).
 const (
 	backToBack    = 500 * time.Microsecond
 	fastPathRatio = 4
-	fastPathPairs = 16 // fewer pairs than this decide nothing
+	fastPathPairs = 16 // the newest pairs judged; fewer decide nothing
 )
 
-// fastPath reports whether the recent back-to-back pairs say the path is
-// more than fastPathRatio times faster than rate (bits/s).
+// fastPath reports whether the newest back-to-back pairs (over the last
+// limitedWindow at most) say the path is more than fastPathRatio times
+// faster than rate (bits/s).
 func (e *Estimator) fastPath(rate float64) bool {
 	if rate <= 0 {
 		return false
@@ -107,7 +111,7 @@ func (e *Estimator) fastPath(rate float64) bool {
 	fast, pairs := 0, 0
 	var newestSend time.Duration
 	haveNewest := false
-	for ext, n := e.hist.newest(), 0; n < len(e.hist.slots)-1; ext, n = ext-1, n+1 {
+	for ext, n := e.hist.newest(), 0; n < len(e.hist.slots)-1 && pairs < fastPathPairs; ext, n = ext-1, n+1 {
 		s, p := e.hist.slot(ext), e.hist.slot(ext-1)
 		if s == nil || p == nil {
 			break
@@ -127,5 +131,5 @@ func (e *Estimator) fastPath(rate float64) bool {
 			fast++
 		}
 	}
-	return pairs >= fastPathPairs && 2*fast > pairs
+	return pairs == fastPathPairs && 2*fast > pairs
 }
