@@ -312,3 +312,32 @@ func TestRetransmitShareOnACrowdedPath(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeOwed: a pacer step pays the time since the last one; a late step
+// of a running cluster pays its whole gap (up to lateStepMax), a cluster's
+// first step at most maxProbeDebt, and unsent padding never piles up beyond
+// the larger of maxProbeDebt and the gap.
+func TestProbeOwed(t *testing.T) {
+	const rate = 800_000 // 100,000 bytes/s: 100 bytes a millisecond
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name    string
+		unsent  float64
+		elapsed time.Duration
+		probing bool
+		want    float64
+	}{
+		{"on time", 0, probeTick, true, 500},
+		{"on time, with unsent", 300, probeTick, true, 800},
+		{"unsent stays bounded", 5000, probeTick, true, 2000},
+		{"late step pays its gap", 0, 60 * ms, true, 6000},
+		{"very late step pays lateStepMax", 0, time.Second, true, 10000},
+		{"late step: unsent beyond the gap dropped", 9000, 60 * ms, true, 6000},
+		{"first step after idle: maxProbeDebt", 0, idleTick, false, 2000},
+		{"clock went back", 0, -ms, true, 0},
+	} {
+		if got := probeOwed(c.unsent, rate, c.elapsed, c.probing); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("%s: probeOwed = %.1f, want %.1f", c.name, got, c.want)
+		}
+	}
+}
