@@ -125,10 +125,11 @@ func noFreeze(t *testing.T, b *Browser, id string, d time.Duration) {
 	}
 }
 
-// A 720p simulcast sender seen by a receiver: small shows ~320x180, large switches to
-// 1280x720 on the first keyframe of its resumed top encoding, without a freeze, small again goes back; encodings nobody
-// receives are switched off at the sender. At each step the viewer's tile of the
-// sender shows the sender's camera (its colour).
+// A 720p simulcast sender seen by a receiver: small shows ~320x180, large
+// switches to 1280x720 on the first keyframe of its resumed top encoding,
+// without a freeze, small again goes back; encodings nobody receives are
+// switched off at the sender. At each step the viewer's tile of the sender
+// shows the sender's camera (its colour).
 func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 	srv := startServer(t)
 	base := srv.URL() + "e2e-simulcast?name="
