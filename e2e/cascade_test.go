@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -14,22 +12,15 @@ import (
 
 // adminIDs lists the participant ids a node's admin API gives for room.
 func adminIDs(s *server.Server, room string) ([]string, error) {
-	resp, err := http.Get(s.URL() + "api/v1/rooms/" + room + "/participants")
+	ps, err := roomParticipants[struct {
+		ID   string `json:"id"`
+		Node string `json:"node"`
+	}](s.URL(), room)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	var got struct {
-		Participants []struct {
-			ID   string `json:"id"`
-			Node string `json:"node"`
-		} `json:"participants"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		return nil, err
-	}
 	var ids []string
-	for _, p := range got.Participants {
+	for _, p := range ps {
 		ids = append(ids, p.ID+"@"+p.Node)
 	}
 	slices.Sort(ids)

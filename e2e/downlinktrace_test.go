@@ -5,7 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"time"
 )
@@ -19,21 +18,14 @@ func (s *shareRun) traceDownlink(phase string) {
 	if path == "" {
 		return
 	}
-	resp, err := http.Get(s.srv.URL() + "api/v1/rooms/" + s.room + "/participants")
+	ps, err := roomParticipants[struct {
+		Name     string         `json:"name"`
+		Downlink map[string]any `json:"downlink"`
+	}](s.srv.URL(), s.room)
 	if err != nil {
 		return
 	}
-	defer resp.Body.Close()
-	var got struct {
-		Participants []struct {
-			Name     string         `json:"name"`
-			Downlink map[string]any `json:"downlink"`
-		} `json:"participants"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&got) != nil {
-		return
-	}
-	for _, p := range got.Participants {
+	for _, p := range ps {
 		if p.Name != "Receiver" {
 			continue
 		}

@@ -212,8 +212,8 @@ func TestP2PTwoPartyCall(t *testing.T) {
 	a := ann.inPhase(t, "direct", 30*time.Second)
 	b := bob.inPhase(t, "direct", 10*time.Second)
 	t.Logf("direct after %v (hold %v)", time.Since(joined).Round(time.Millisecond), room.P2PHold)
-	within(t, "Ann shows Bob", 5*time.Second, func() (bool, string) { return showsWho(ann, bobWho) })
-	within(t, "Bob shows Ann", 5*time.Second, func() (bool, string) { return showsWho(bob, annWho) })
+	within(t, "Ann shows Bob", 5*time.Second, func() (bool, string) { return showsWhoDirect(ann, bob, bobWho) })
+	within(t, "Bob shows Ann", 5*time.Second, func() (bool, string) { return showsWhoDirect(bob, ann, annWho) })
 
 	// Each side's selected pair ends at the other browser, not at the SFU.
 	within(t, "selected pairs", 5*time.Second, func() (bool, string) {
@@ -314,8 +314,8 @@ func TestP2PTwoPartyCall(t *testing.T) {
 	sa, sb = ann.stopSampler(t), bob.stopSampler(t)
 	checkSwitch(t, "Ann's view of Bob, third leaves", sa)
 	checkSwitch(t, "Bob's view of Ann, third leaves", sb)
-	within(t, "Ann shows Bob directly", 5*time.Second, func() (bool, string) { return showsWho(ann, bobWho) })
-	within(t, "Bob shows Ann directly", 5*time.Second, func() (bool, string) { return showsWho(bob, annWho) })
+	within(t, "Ann shows Bob directly", 5*time.Second, func() (bool, string) { return showsWhoDirect(ann, bob, bobWho) })
+	within(t, "Bob shows Ann directly", 5*time.Second, func() (bool, string) { return showsWhoDirect(bob, ann, annWho) })
 	videoPPS, _, _ = forwarding(t, srv, roomName, 3*time.Second)
 	if videoPPS >= 30 {
 		t.Fatalf("P2P mode again: the SFU forwards %.1f video packets/s, want < 30", videoPPS)
@@ -359,4 +359,52 @@ func checkGaps(t *testing.T, what string, s switchSample, maxVideoGapMS float64)
 	if s.Bad > 0 {
 		t.Errorf("%s: %d of %d samples without the right picture (%s)", what, s.Bad, s.Samples, s.BadDetail)
 	}
+}
+
+// directVideo describes, for a failure's log, the page's video on its direct
+// connection: what it received and decoded (inbound) and sent (outbound), and
+// each remote tile's <video> elements: their state and whether their track is
+// the direct connection's or the SFU's.
+func (b *Browser) directVideo() string {
+	var out string
+	err := b.eval(`(async () => {
+		const pc = window.podium && window.podium.conference && window.podium.conference.p2pPeerConnection;
+		const parts = [];
+		const direct = new Set();
+		if (!pc) parts.push('no direct connection');
+		else {
+			parts.push('direct ' + pc.connectionState);
+			for (const r of pc.getReceivers()) if (r.track) direct.add(r.track.id);
+			(await pc.getStats()).forEach((v) => {
+				if (v.kind !== 'video') return;
+				if (v.type === 'inbound-rtp') parts.push('in: ' + (v.packetsReceived || 0) + ' packets, ' + (v.framesReceived || 0) +
+					' frames received, ' + (v.framesDecoded || 0) + ' decoded, ' + (v.frameWidth || 0) + 'x' + (v.frameHeight || 0));
+				if (v.type === 'outbound-rtp') parts.push('out: ' + (v.packetsSent || 0) + ' packets, ' + (v.framesEncoded || 0) +
+					' frames encoded, ' + (v.frameWidth || 0) + 'x' + (v.frameHeight || 0));
+			});
+		}
+		for (const tile of document.querySelectorAll('.tile[data-participant-id]:not(.local)')) {
+			for (const v of tile.querySelectorAll('video')) {
+				const t = v.srcObject && v.srcObject.getVideoTracks()[0];
+				const from = !t ? 'no track' : (direct.has(t.id) ? 'direct' : 'SFU') + ' track ' + t.readyState + (t.muted ? ' muted' : '');
+				parts.push('tile ' + tile.dataset.participantId + ': <video> ' + (v.hidden ? 'hidden ' : '') + 'readyState ' +
+					v.readyState + ' ' + v.videoWidth + 'x' + v.videoHeight + (v.paused ? ' paused' : '') + ', ' + from);
+			}
+		}
+		return parts.join('; ');
+	})()`, &out)
+	if err != nil {
+		return b.name + ": " + err.Error()
+	}
+	return b.name + ": " + out
+}
+
+// showsWhoDirect is showsWho with, when it does not hold, both pages' direct
+// video (directVideo) in the detail.
+func showsWhoDirect(b, other *Browser, want ...who) (bool, string) {
+	ok, detail := showsWho(b, want...)
+	if ok {
+		return true, ""
+	}
+	return false, detail + " | " + b.directVideo() + " | " + other.directVideo()
 }

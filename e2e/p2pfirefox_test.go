@@ -30,8 +30,8 @@ func TestP2PFirefoxAndChromium(t *testing.T) {
 	a := chrome.inPhase(t, "direct", 30*time.Second)
 	b := fox.inPhase(t, "direct", 10*time.Second)
 	t.Logf("direct after %v", time.Since(joined).Round(time.Millisecond))
-	within(t, "Chromium shows Firefox", 5*time.Second, func() (bool, string) { return showsWho(chrome, f) })
-	within(t, "Firefox shows Chromium", 5*time.Second, func() (bool, string) { return showsWho(fox, c) })
+	within(t, "Chromium shows Firefox", 5*time.Second, func() (bool, string) { return showsWhoDirect(chrome, fox, f) })
+	within(t, "Firefox shows Chromium", 5*time.Second, func() (bool, string) { return showsWhoDirect(fox, chrome, c) })
 	// Each side reports the pair it sends on. On a host with IPv4 and IPv6
 	// the two need not name the same pair: CI read Chromium sending on IPv6
 	// and Firefox on IPv4 for the whole 10 s of an earlier form of this check,

@@ -3,10 +3,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -207,21 +205,14 @@ type receiverView struct {
 func (r *rig) sfuView() receiverView {
 	var notFound receiverView
 	notFound.Downlink.Retransmits = -1
-	resp, err := http.Get(r.srv.URL() + "api/v1/rooms/" + r.room + "/participants")
+	ps, err := roomParticipants[struct {
+		Name string `json:"name"`
+		receiverView
+	}](r.srv.URL(), r.room)
 	if err != nil {
 		return notFound
 	}
-	defer resp.Body.Close()
-	var got struct {
-		Participants []struct {
-			Name string `json:"name"`
-			receiverView
-		} `json:"participants"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&got) != nil {
-		return notFound
-	}
-	for _, p := range got.Participants {
+	for _, p := range ps {
 		if p.Name == "Receiver" {
 			return p.receiverView
 		}

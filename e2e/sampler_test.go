@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -390,4 +391,27 @@ func TestVideoSamplesAnalysis(t *testing.T) {
 		t.Errorf("HeightChanges before the drop = %d, want 0", got)
 	}
 	t.Log(ss.Summary(t0, time.Time{}))
+}
+
+// Timeline lists the window's readings, one per line, as offsets from its
+// start: the size decoded, frames decoded since the reading before, losses,
+// NACKs and PLIs so far, and what the SFU said of the downlink. For a failure's
+// log: it shows where a freeze sat against the switches that caused it.
+func (ss videoSamples) Timeline(from, to time.Time) string {
+	var b strings.Builder
+	var last *videoSample
+	for _, s := range ss.Window(from, to) {
+		fmt.Fprintf(&b, "\n  +%5.2fs", s.At.Sub(from).Seconds())
+		if !s.OK {
+			b.WriteString(" no video")
+			continue
+		}
+		fmt.Fprintf(&b, " %4dx%-4d +%2d frames, lost %d, NACKs %d, PLIs %d; SFU: estimate %d kb/s, allocated %d kb/s, encoding %d",
+			s.Width, s.Height, frames(last, &s), s.PacketsLost, s.NACKCount, s.PLICount, s.Estimate/1000, s.Allocated/1000, s.Encoding)
+		if s.Suspended {
+			b.WriteString(", suspended")
+		}
+		last = &s
+	}
+	return b.String()
 }

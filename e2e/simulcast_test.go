@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -247,25 +245,18 @@ func TestFreshAt(t *testing.T) {
 // of participant id's video, by the admin API.
 func keyframeRequests(t *testing.T, srv *server.Server, room, id, rid string) uint64 {
 	t.Helper()
-	resp, err := http.Get(srv.URL() + "api/v1/rooms/" + room + "/participants")
+	ps, err := roomParticipants[struct {
+		ID         string `json:"id"`
+		Publishing []struct {
+			Kind             string `json:"kind"`
+			RID              string `json:"rid"`
+			KeyframeRequests uint64 `json:"keyframeRequests"`
+		} `json:"publishing"`
+	}](srv.URL(), room)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var got struct {
-		Participants []struct {
-			ID         string `json:"id"`
-			Publishing []struct {
-				Kind             string `json:"kind"`
-				RID              string `json:"rid"`
-				KeyframeRequests uint64 `json:"keyframeRequests"`
-			} `json:"publishing"`
-		} `json:"participants"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range got.Participants {
+	for _, p := range ps {
 		for _, tr := range p.Publishing {
 			if p.ID == id && tr.Kind == "video" && tr.RID == rid {
 				return tr.KeyframeRequests
