@@ -336,6 +336,34 @@ func (ss videoSamples) Summary(from, to time.Time) string {
 		last.Estimate/1000, last.Allocated/1000, last.Encoding, last.Suspended, last.Switches-w[0].Switches)
 }
 
+// Timeline lists the window's readings, one per line, as offsets from its
+// start: the size decoded, frames decoded since the reading before, losses,
+// NACKs and PLIs so far, and what the SFU said of the downlink. For a failure's
+// log: it shows where a freeze sat against the switches that caused it.
+func (ss videoSamples) Timeline(from, to time.Time) string {
+	var b strings.Builder
+	var last *videoSample // the last reading with the video, the window's first counted from the one before
+	for i := range ss {
+		s := &ss[i]
+		if !s.At.Before(from) && (to.IsZero() || !s.At.After(to)) {
+			fmt.Fprintf(&b, "\n  +%5.2fs", s.At.Sub(from).Seconds())
+			if !s.OK {
+				b.WriteString(" no video")
+			} else {
+				fmt.Fprintf(&b, " %4dx%-4d +%2d frames, lost %d, NACKs %d, PLIs %d; SFU: estimate %d kb/s, allocated %d kb/s, encoding %d",
+					s.Width, s.Height, frames(last, s), s.PacketsLost, s.NACKCount, s.PLICount, s.Estimate/1000, s.Allocated/1000, s.Encoding)
+			}
+			if s.Suspended {
+				b.WriteString(", suspended")
+			}
+		}
+		if s.OK {
+			last = s
+		}
+	}
+	return b.String()
+}
+
 // The analyses on a made-up trace: 30 fps at 720p, a 1 s stall, a drop to 360p.
 func TestVideoSamplesAnalysis(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -390,28 +418,10 @@ func TestVideoSamplesAnalysis(t *testing.T) {
 	if got := ss.HeightChanges(t0, t0.Add(5*time.Second)); got != 0 {
 		t.Errorf("HeightChanges before the drop = %d, want 0", got)
 	}
-	t.Log(ss.Summary(t0, time.Time{}))
-}
-
-// Timeline lists the window's readings, one per line, as offsets from its
-// start: the size decoded, frames decoded since the reading before, losses,
-// NACKs and PLIs so far, and what the SFU said of the downlink. For a failure's
-// log: it shows where a freeze sat against the switches that caused it.
-func (ss videoSamples) Timeline(from, to time.Time) string {
-	var b strings.Builder
-	var last *videoSample
-	for _, s := range ss.Window(from, to) {
-		fmt.Fprintf(&b, "\n  +%5.2fs", s.At.Sub(from).Seconds())
-		if !s.OK {
-			b.WriteString(" no video")
-			continue
-		}
-		fmt.Fprintf(&b, " %4dx%-4d +%2d frames, lost %d, NACKs %d, PLIs %d; SFU: estimate %d kb/s, allocated %d kb/s, encoding %d",
-			s.Width, s.Height, frames(last, &s), s.PacketsLost, s.NACKCount, s.PLICount, s.Estimate/1000, s.Allocated/1000, s.Encoding)
-		if s.Suspended {
-			b.WriteString(", suspended")
-		}
-		last = &s
+	tl := ss.Timeline(t0.Add(2*time.Second), t0.Add(3*time.Second))
+	if lines := strings.Split(tl, "\n")[1:]; len(lines) != 6 || !strings.Contains(lines[1], "+ 0.20s 1280x720  + 0 frames") ||
+		!strings.Contains(lines[5], "+ 1.00s 1280x720  + 0 frames") || !strings.Contains(lines[0], "+ 0.00s 1280x720  + 6 frames") {
+		t.Errorf("Timeline over 2..3 s, one line a reading, the stall's without frames:%s", tl)
 	}
-	return b.String()
+	t.Log(ss.Summary(t0, time.Time{}))
 }
