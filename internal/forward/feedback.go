@@ -225,6 +225,9 @@ func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
 	}
 	if due := d.sent.segmentAt + int64(max(resyncHold, 4*rtt)); now.UnixNano() < due {
 		if l == nil || !l.Competing() {
+			if l != nil {
+				l.stats.resyncsHeld.Add(1)
+			}
 			return
 		}
 		if d.resyncDue == 0 || d.resyncSegment != d.sent.segment {

@@ -101,6 +101,7 @@ type linkCounters struct {
 	probePackets, probeBytes atomic.Uint64
 	retransmits, overBudget  atomic.Uint64
 	skipped, resyncs         atomic.Uint64
+	resyncsHeld              atomic.Uint64
 }
 
 // LinkStats are a Link's counters and estimator state, for stats and metrics.
@@ -114,6 +115,7 @@ type LinkStats struct {
 	RetransmitsDropped uint64        // NACK answers not sent: over the retransmission budget
 	RetransmitsSkipped uint64        // NACKs not answered: packet not cached, older than the window, or resent less than an RTT ago
 	Resyncs            uint64        // segments given up for a base-layer loss that could not be repaired, a keyframe asked for
+	ResyncsHeld        uint64        // such losses not given up: within resyncHold of their segment's keyframe, the link not competing
 	PlayoutDelay       time.Duration // least playout delay asked of the receiver's video (0: none)
 }
 
@@ -177,7 +179,7 @@ func (l *Link) Stats() LinkStats {
 		Estimator: est, Feedbacks: c.feedbacks.Load(), MalformedFeedback: c.malformed.Load(),
 		ProbePackets: c.probePackets.Load(), ProbeBytes: c.probeBytes.Load(),
 		Retransmits: c.retransmits.Load(), RetransmitsDropped: c.overBudget.Load(), RetransmitsSkipped: c.skipped.Load(),
-		Resyncs: c.resyncs.Load(), PlayoutDelay: l.playoutLeast(),
+		Resyncs: c.resyncs.Load(), ResyncsHeld: c.resyncsHeld.Load(), PlayoutDelay: l.playoutLeast(),
 	}
 }
 

@@ -177,6 +177,9 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 	if !alone.frame(0, false) || alone.kf.count() != 0 {
 		t.Fatalf("not competing: the segment was given up when the hold ended (keyframe requests: %d)", alone.kf.count())
 	}
+	if s := alone.l.Stats(); s.ResyncsHeld != 1 || s.Resyncs != 0 {
+		t.Errorf("not competing: resyncs held %d, given up %d, want 1 and 0", s.ResyncsHeld, s.Resyncs)
+	}
 
 	r := newRepairRig(t, 10*time.Millisecond) // window: 300 ms
 	r.l.competing.Store(true)
@@ -193,8 +196,8 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 	if r.frame(0, false) || r.kf.count() != 1 {
 		t.Fatalf("still forwarding after the hold ended (keyframe requests: %d), want the segment given up", r.kf.count())
 	}
-	if s := r.l.Stats(); s.Resyncs != 1 {
-		t.Errorf("resyncs %d, want 1", s.Resyncs)
+	if s := r.l.Stats(); s.Resyncs != 1 || s.ResyncsHeld != 0 {
+		t.Errorf("resyncs %d, held %d, want 1 and 0 (a deferred resync is not a held one)", s.Resyncs, s.ResyncsHeld)
 	}
 
 	c := newRepairRig(t, 10*time.Millisecond)

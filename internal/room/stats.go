@@ -232,7 +232,8 @@ type DownlinkStats struct {
 	Retransmits        uint64  `json:"retransmits"`
 	RetransmitsDropped uint64  `json:"retransmitsOverBudget"`
 	NACKsSkipped       uint64  `json:"nacksSkipped"`
-	Resyncs            uint64  `json:"resyncs"` // segments given up for an unrepairable base-layer loss
+	Resyncs            uint64  `json:"resyncs"`     // segments given up for an unrepairable base-layer loss
+	ResyncsHeld        uint64  `json:"resyncsHeld"` // such losses not given up, their segment younger than the hold
 	// PlayoutDelayMS is the least playout delay asked of the receiver's video
 	// (algo/playout; 0: none).
 	PlayoutDelayMS float64 `json:"playoutDelayMs"`
@@ -344,7 +345,7 @@ func (s *state) stats(name string, now time.Time) Stats {
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
 				ProbeWins: e.ProbeWins, Overuses: e.Overuses, Usage: e.Usage.String(),
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
-				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped, Resyncs: ls.Resyncs,
+				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped, Resyncs: ls.Resyncs, ResyncsHeld: ls.ResyncsHeld,
 				PlayoutDelayMS: float64(ls.PlayoutDelay) / 1e6,
 				QueueMS:        float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,
 				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
