@@ -452,7 +452,7 @@ func (d *DownTrack) write(p *Packet, batch *wire.Batch) (sent bool, wantKeyframe
 	}
 	d.fillHeader(p)
 	d.hdr.SequenceNumber, d.hdr.Timestamp, d.hdr.Marker = out.SequenceNumber, out.Timestamp, out.Marker
-	d.sent.add(out, p.Encoding, p.Header.SequenceNumber, p.Header.Timestamp, !p.VP8.HasTID || p.VP8.TID == 0, p.Arrival)
+	d.sent.add(out, p.Encoding, p.Header.SequenceNumber, p.Header.Timestamp, !p.VP8.HasTID || p.VP8.TID == 0, len(payload), p.Arrival)
 	err := d.sendLocked(payload, false, batch)
 	copy(payload, orig[:saved])
 	d.countSentLocked(len(payload), err)

@@ -200,18 +200,33 @@ func repairAge(rtt time.Duration) time.Duration {
 	return max(retransmitMinAge, 2*rtt)
 }
 
-// resyncHold is how long after a segment's keyframe was sent (rtt: at least
-// a quarter of it) the segment is not given up: its keyframe, tens of
-// packets at the lowest layer, takes most of a second through a 128 kb/s cap
-// and its losses a round trip or two to repair. Without it, each loss in a
-// keyframe asked for the next: 43 keyframes in 20 s and no frame decoded.
+// resyncHold is the longest a segment is not given up after its keyframe
+// was sent (rtt: at least a quarter of it): its keyframe, tens of packets at
+// the lowest layer, takes most of a second through a 128 kb/s cap and its
+// losses a round trip or two to repair. Without it, each loss in a keyframe
+// asked for the next: 43 keyframes in 20 s and no frame decoded.
 const resyncHold = 2 * time.Second
+
+// resyncHoldFor is how long a segment whose keyframe took keyBytes is not
+// given up at estimate (bits/s) and rtt: the keyframe's time on the link and
+// three round trips to repair it, within resyncHold, never under four round
+// trips. A fixed 2 s fits the 128 kb/s cap it was measured on; at 456 kb/s a
+// middle layer's 5-9 KB keyframe needs a tenth of that, and a loss in it held
+// the picture for the whole 2 s (project CI: 1.6 s frozen under a 500 kb/s cap).
+func resyncHoldFor(keyBytes, estimate int, rtt time.Duration) time.Duration {
+	hold := resyncHold
+	if estimate > 0 {
+		air := time.Duration(float64(keyBytes) * 8 / float64(estimate) * float64(time.Second))
+		hold = min(hold, air+3*rtt)
+	}
+	return max(hold, 4*rtt)
+}
 
 // resyncLocked gives up the segment being forwarded: nothing more of it goes
 // out (the receiver could not decode it, and it would queue before the
 // keyframe), and the next packet of the wanted encoding asks for a keyframe
-// (UpTrack.RequestKeyframe). A segment younger than resyncHold is not given
-// up; while the link competes with flows that do not back off (Link.Competing)
+// (UpTrack.RequestKeyframe). A segment younger than its hold (resyncHoldFor)
+// is not given up; while the link competes with flows that do not back off (Link.Competing)
 // it is when it reaches that age, at the next packet forwarded
 // (heldResyncLocked), unless a keyframe came: there Chromium stops NACKing a
 // packet the others' drops keep taking after about ten tries, so a resync that
@@ -223,7 +238,11 @@ func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
 	if d.proj.Current() < 0 {
 		return
 	}
-	if due := d.sent.segmentAt + int64(max(resyncHold, 4*rtt)); now.UnixNano() < due {
+	estimate := 0
+	if l != nil {
+		estimate = l.Estimate()
+	}
+	if due := d.sent.segmentAt + int64(resyncHoldFor(d.sent.keyBytes, estimate, rtt)); now.UnixNano() < due {
 		if l == nil || !l.Competing() {
 			if l != nil {
 				l.stats.resyncsHeld.Add(1)

@@ -35,6 +35,12 @@ type repairRig struct {
 
 func newRepairRig(t *testing.T, rtt time.Duration) *repairRig {
 	t.Helper()
+	return newRepairRigAt(t, rtt, 100_000)
+}
+
+// newRepairRigAt is newRepairRig with an estimate of bps.
+func newRepairRigAt(t *testing.T, rtt time.Duration, bps uint64) *repairRig {
+	t.Helper()
 	r := &repairRig{t: t, l: NewLink(bwe.DefaultConfig()), rec: &recorder{}, kf: &keyframeRequests{}, src: video{t: t}, now: t0}
 	r.l.SetRTT(rtt)
 	r.up = newVideoUp(t, r.kf)
@@ -44,8 +50,25 @@ func newRepairRig(t *testing.T, rtt time.Duration) *repairRig {
 		t.Fatal(err)
 	}
 	r.up.AddDown(r.d)
-	r.d.HandleRTCP(t0, []rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: 100_000}})
+	r.d.HandleRTCP(t0, []rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bps)}})
 	return r
+}
+
+// keyframe sends a keyframe of n 1,000-byte packets (the first carries the
+// keyframe's descriptor, the others continue it) and reports whether its
+// first packet reached the receiver.
+func (r *repairRig) keyframe(n int) bool {
+	r.t.Helper()
+	before := r.media()
+	for i := range n {
+		payload := []byte{0x80, 0x20, 0} // X, not S: a later packet of the frame
+		if i == 0 {
+			payload = vp8Layer(0, true)
+		}
+		feed(r.t, r.up, r.src.next(append(payload, make([]byte, 1000)...), i == n-1), r.now)
+	}
+	r.now = r.now.Add(33 * time.Millisecond)
+	return r.media() > before
 }
 
 // frame sends the next frame (layer tid, or a keyframe) and reports whether
@@ -161,19 +184,25 @@ func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
 	}
 }
 
-// A base-layer loss within resyncHold of the segment's keyframe (which may
-// still be on its way and being repaired) is given up when the hold ends, at
-// the next packet forwarded, with no further NACK, while the link competes
-// with flows that do not back off: Chromium stops NACKing after about ten
-// tries and would stay frozen until its own request after 3 s. A keyframe
-// forwarded before then cancels it. Behind a cap alone (no competition) the
-// late repair is waited for, as before.
+// A base-layer loss within the hold of the segment's keyframe (which may
+// still be on its way and being repaired: here 20 packets, 1.6 s at the
+// 100 kb/s estimate) is given up when the hold ends, at the next packet
+// forwarded, with no further NACK, while the link competes with flows that do
+// not back off: Chromium stops NACKing after about ten tries and would stay
+// frozen until its own request after 3 s. A keyframe forwarded before then
+// cancels it. Behind a cap alone (no competition) the late repair is waited
+// for, as before.
 func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
+	const keyPackets = 20
 	alone := newRepairRig(t, 10*time.Millisecond)
-	alone.frame(0, true)
-	alone.frame(0, false) // 2
-	alone.nack(time.Second, 2)
-	alone.now = t0.Add(resyncHold + 100*time.Millisecond)
+	alone.keyframe(keyPackets) // 1..20
+	hold := resyncHoldFor(alone.d.sent.keyBytes, 100_000, 10*time.Millisecond)
+	if hold < 1600*time.Millisecond || hold > resyncHold {
+		t.Fatalf("hold after a %d-packet keyframe at 100 kb/s: %v, want its 1.6 s on the link and more, within %v", keyPackets, hold, resyncHold)
+	}
+	alone.frame(0, false) // 21
+	alone.nack(time.Second, 21)
+	alone.now = t0.Add(hold + 100*time.Millisecond)
 	if !alone.frame(0, false) || alone.kf.count() != 0 {
 		t.Fatalf("not competing: the segment was given up when the hold ended (keyframe requests: %d)", alone.kf.count())
 	}
@@ -183,16 +212,16 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 
 	r := newRepairRig(t, 10*time.Millisecond) // window: 300 ms
 	r.l.competing.Store(true)
-	r.frame(0, true)  // 1, at t0
-	r.frame(0, false) // 2
-	r.nack(time.Second, 2)
-	for _, at := range []time.Duration{time.Second, 1900 * time.Millisecond} {
+	r.keyframe(keyPackets) // 1..20, at t0
+	r.frame(0, false)      // 21
+	r.nack(time.Second, 21)
+	for _, at := range []time.Duration{time.Second, hold - 100*time.Millisecond} {
 		r.now = t0.Add(at)
 		if !r.frame(0, false) || r.kf.count() != 0 {
-			t.Fatalf("the segment was given up %v after its keyframe, within resyncHold", at)
+			t.Fatalf("the segment was given up %v after its keyframe, within its %v hold", at, hold)
 		}
 	}
-	r.now = t0.Add(resyncHold + 100*time.Millisecond)
+	r.now = t0.Add(hold + 100*time.Millisecond)
 	if r.frame(0, false) || r.kf.count() != 1 {
 		t.Fatalf("still forwarding after the hold ended (keyframe requests: %d), want the segment given up", r.kf.count())
 	}
@@ -202,14 +231,56 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 
 	c := newRepairRig(t, 10*time.Millisecond)
 	c.l.competing.Store(true)
-	c.frame(0, true)
-	c.frame(0, false) // 2
-	c.nack(time.Second, 2)
+	c.keyframe(keyPackets)
+	c.frame(0, false) // 21
+	c.nack(time.Second, 21)
 	c.now = t0.Add(1500 * time.Millisecond)
 	c.frame(0, true) // the source's own keyframe
-	c.now = t0.Add(resyncHold + 100*time.Millisecond)
+	c.now = t0.Add(hold + 100*time.Millisecond)
 	if !c.frame(0, false) || c.kf.count() != 0 || c.l.Stats().Resyncs != 0 {
 		t.Fatalf("a keyframe forwarded within the hold did not cancel the held resync (keyframe requests: %d)", c.kf.count())
+	}
+}
+
+// At 450 kb/s a middle layer's keyframe (8 packets here, 0.14 s on the link)
+// is repaired within a few round trips: a base-layer loss of its segment that
+// cannot be repaired half a second after it gives the segment up at once,
+// not 2 s after its keyframe (project CI: the middle layer frozen for 1.6 s
+// under a 500 kb/s cap, while the lowest would have played).
+func TestUnrepairableLossAfterASmallKeyframeIsNotHeld(t *testing.T) {
+	r := newRepairRigAt(t, 50*time.Millisecond, 450_000) // window: 300 ms
+	r.keyframe(8)                                        // 1..8, at t0
+	r.frame(0, false)                                    // 9
+	r.now = t0.Add(500 * time.Millisecond)
+	r.nack(500*time.Millisecond, 9) // older than the window: cannot be repaired
+	if r.frame(0, false) || r.kf.count() != 1 {
+		t.Fatalf("still forwarding 0.5 s after an 8-packet keyframe at 450 kb/s (keyframe requests: %d), want the segment given up", r.kf.count())
+	}
+	if s := r.l.Stats(); s.Resyncs != 1 || s.ResyncsHeld != 0 {
+		t.Errorf("resyncs %d, held %d, want 1 and 0", s.Resyncs, s.ResyncsHeld)
+	}
+}
+
+func TestResyncHoldFor(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct {
+		name     string
+		keyBytes int
+		estimate int
+		rtt      time.Duration
+		want     time.Duration
+	}{
+		{"128 kb/s cap, a 24 KB keyframe behind its queue: at most 2 s", 24_000, 100_000, ms(200), resyncHold},
+		{"128 kb/s cap, a 12 KB keyframe", 12_000, 100_000, ms(200), ms(1560)},
+		{"500 kb/s cap, 8 KB middle-layer keyframe behind a full queue", 8_000, 456_000, ms(250), ms(1000)},
+		{"same, the queue drained", 8_000, 456_000, ms(40), ms(260)},
+		{"no estimate yet", 8_000, 0, ms(40), resyncHold},
+		{"a 600 ms path: four round trips", 8_000, 2_000_000, ms(600), ms(2400)},
+		{"no round trip known: the keyframe's time alone", 10_000, 1_000_000, 0, ms(80)},
+	} {
+		if got := resyncHoldFor(c.keyBytes, c.estimate, c.rtt).Round(time.Millisecond); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

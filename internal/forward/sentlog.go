@@ -20,6 +20,8 @@ type sentLog struct {
 	highest   uint64 // extended sequence number of the newest entry; 0: none
 	segment   uint64 // extended sequence number of the newest segment's key frame
 	segmentAt int64  // unix nanos: when it was sent
+	segmentTS uint32 // its source timestamp
+	keyBytes  int    // payload bytes of that key frame sent so far
 }
 
 type sentEntry struct {
@@ -67,9 +69,9 @@ func (l *sentLog) extend(seq uint16) uint64 {
 	return l.highest + uint64(int64(int16(seq-uint16(l.highest))))
 }
 
-// add records that out.SequenceNumber was sent at now from the source packet
-// (encoding, seq, ts), of the base temporal layer or not.
-func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, base bool, now time.Time) {
+// add records that out.SequenceNumber, size payload bytes, was sent at now
+// from the source packet (encoding, seq, ts), of the base temporal layer or not.
+func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, base bool, size int, now time.Time) {
 	ext := l.extend(out.SequenceNumber)
 	n := uint64(len(l.entries))
 	if l.highest != 0 && ext+n <= l.highest {
@@ -83,7 +85,10 @@ func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, b
 	l.highest = max(l.highest, ext)
 	t := now.UnixNano()
 	if out.SwitchedTo >= 0 {
-		l.segment, l.segmentAt = ext, t
+		l.segment, l.segmentAt, l.segmentTS, l.keyBytes = ext, t, ts, 0
+	}
+	if ts == l.segmentTS && ext >= l.segment {
+		l.keyBytes += size
 	}
 	for e := &l.entries[ext&l.mask]; e.ext != 0 && e.ext != ext && t-e.storedAt < int64(storeHorizon) && len(l.entries) < l.max; e = &l.entries[ext&l.mask] {
 		l.grow()

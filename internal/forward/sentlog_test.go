@@ -14,7 +14,7 @@ func TestSentLogGrowsWithTheRate(t *testing.T) {
 	fill := func(l *sentLog, n int, every time.Duration) {
 		for i := range n {
 			out := rewrite.Output{SequenceNumber: uint16(i), SwitchedTo: -1}
-			l.add(out, 0, uint16(i), uint32(i), false, t0.Add(time.Duration(i)*every))
+			l.add(out, 0, uint16(i), uint32(i), false, 1000, t0.Add(time.Duration(i)*every))
 		}
 	}
 	slow := newSentLog(cacheSlots)
