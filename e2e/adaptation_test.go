@@ -244,7 +244,8 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 // box froze 1.6 s once: its sender's top layer ran at 650 kb/s (not 1.1 Mb/s),
 // so the first decrease left 456 kb/s, the SFU switched to the middle layer,
 // and that layer decoded almost nothing for 2 s until the estimate fell to
-// 400 kb/s and the lowest layer played (docs/adaptation.md). An SFU that does
+// 400 kb/s and the lowest layer played: a lost packet of its keyframe was held
+// for the then fixed 2 s resync hold (docs/adaptation.md). An SFU that does
 // not switch down fails the test's first check (a lower layer within 3 s).
 const capFreezeGuard = 2 * time.Second
 
