@@ -208,11 +208,11 @@ func repairAge(rtt time.Duration) time.Duration {
 const resyncHold = 2 * time.Second
 
 // resyncHoldFor is how long a segment whose keyframe took keyBytes is not
-// given up at estimate (bits/s) and rtt: the keyframe's time on the link and
-// three round trips to repair it, within resyncHold, never under four round
-// trips. A fixed 2 s fits the 128 kb/s cap it was measured on; at 456 kb/s a
-// middle layer's 5-9 KB keyframe needs a tenth of that, and a loss in it held
-// the picture for the whole 2 s (project CI: 1.6 s frozen under a 500 kb/s cap).
+// given up at estimate (bits/s) and rtt behind a cap: the keyframe's time on
+// the link and three round trips to repair it, within resyncHold, never under
+// four round trips. A fixed 2 s fits the 128 kb/s cap it was measured on; a
+// middle layer's 5-9 KB keyframe at 450-650 kb/s needs a fraction of that,
+// and a loss in it froze the picture for the whole 2 s (docs/adaptation.md).
 func resyncHoldFor(keyBytes, estimate int, rtt time.Duration) time.Duration {
 	hold := resyncHold
 	if estimate > 0 {
@@ -225,24 +225,31 @@ func resyncHoldFor(keyBytes, estimate int, rtt time.Duration) time.Duration {
 // resyncLocked gives up the segment being forwarded: nothing more of it goes
 // out (the receiver could not decode it, and it would queue before the
 // keyframe), and the next packet of the wanted encoding asks for a keyframe
-// (UpTrack.RequestKeyframe). A segment younger than its hold (resyncHoldFor)
-// is not given up; while the link competes with flows that do not back off (Link.Competing)
-// it is when it reaches that age, at the next packet forwarded
-// (heldResyncLocked), unless a keyframe came: there Chromium stops NACKing a
-// packet the others' drops keep taking after about ten tries, so a resync that
-// waited for the next NACK never came, and the receiver stayed frozen until
-// its own request after 3 s (ten CUBIC flows: stalls of 3.2 s at the lowest
-// layer). Behind a cap the repair is only late, in our own queue: giving the
-// segment up there froze a 128 kb/s receiver for 1.4-1.6 s (0.2-0.8 s before).
+// (UpTrack.RequestKeyframe). A segment younger than its hold is not given up.
+//   - Behind a cap the hold is resyncHoldFor, and within it the loss is left
+//     to later NACKs: the repair is only late, in our own queue (giving the
+//     segment up there froze a 128 kb/s receiver for 1.4-1.6 s, 0.2-0.8 s
+//     before).
+//   - While the link competes with flows that do not back off
+//     (Link.Competing) the hold is resyncHold, as measured there, and the
+//     segment is given up when it reaches that age, at the next packet
+//     forwarded (heldResyncLocked), unless a keyframe came: Chromium stops
+//     NACKing a packet the others' drops keep taking after about ten tries,
+//     so a resync that waited for the next NACK never came, and the receiver
+//     stayed frozen until its own request after 3 s (ten CUBIC flows: stalls
+//     of 3.2 s at the lowest layer). One TCP-share run with resyncHoldFor
+//     there too missed the return to the previous layers after both cycles of
+//     pattern (iii); the test's spread is wide, so that is not proof either
+//     way, and the measured hold stays.
 func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
 	if d.proj.Current() < 0 {
 		return
 	}
-	estimate := 0
-	if l != nil {
-		estimate = l.Estimate()
+	hold := max(resyncHold, 4*rtt)
+	if l != nil && !l.Competing() {
+		hold = resyncHoldFor(d.sent.keyBytes, l.Estimate(), rtt)
 	}
-	if due := d.sent.segmentAt + int64(resyncHoldFor(d.sent.keyBytes, estimate, rtt)); now.UnixNano() < due {
+	if due := d.sent.segmentAt + int64(hold); now.UnixNano() < due {
 		if l == nil || !l.Competing() {
 			if l != nil {
 				l.stats.resyncsHeld.Add(1)

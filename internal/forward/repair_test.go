@@ -185,13 +185,13 @@ func TestUnrepairableBaseLossAsksForAKeyframeAtOnce(t *testing.T) {
 }
 
 // A base-layer loss within the hold of the segment's keyframe (which may
-// still be on its way and being repaired: here 20 packets, 1.6 s at the
-// 100 kb/s estimate) is given up when the hold ends, at the next packet
-// forwarded, with no further NACK, while the link competes with flows that do
-// not back off: Chromium stops NACKing after about ten tries and would stay
-// frozen until its own request after 3 s. A keyframe forwarded before then
-// cancels it. Behind a cap alone (no competition) the late repair is waited
-// for, as before.
+// still be on its way and being repaired) is given up when the hold ends, at
+// the next packet forwarded, with no further NACK, while the link competes
+// with flows that do not back off: Chromium stops NACKing after about ten
+// tries and would stay frozen until its own request after 3 s. There the hold
+// is resyncHold. A keyframe forwarded before then cancels it. Behind a cap
+// alone (no competition) the late repair is waited for, within a hold that
+// follows the keyframe (here 20 packets, 1.6 s at the 100 kb/s estimate).
 func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 	const keyPackets = 20
 	alone := newRepairRig(t, 10*time.Millisecond)
@@ -215,13 +215,13 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 	r.keyframe(keyPackets) // 1..20, at t0
 	r.frame(0, false)      // 21
 	r.nack(time.Second, 21)
-	for _, at := range []time.Duration{time.Second, hold - 100*time.Millisecond} {
+	for _, at := range []time.Duration{time.Second, resyncHold - 100*time.Millisecond} {
 		r.now = t0.Add(at)
 		if !r.frame(0, false) || r.kf.count() != 0 {
-			t.Fatalf("the segment was given up %v after its keyframe, within its %v hold", at, hold)
+			t.Fatalf("competing: the segment was given up %v after its keyframe, within resyncHold", at)
 		}
 	}
-	r.now = t0.Add(hold + 100*time.Millisecond)
+	r.now = t0.Add(resyncHold + 100*time.Millisecond)
 	if r.frame(0, false) || r.kf.count() != 1 {
 		t.Fatalf("still forwarding after the hold ended (keyframe requests: %d), want the segment given up", r.kf.count())
 	}
@@ -236,7 +236,7 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 	c.nack(time.Second, 21)
 	c.now = t0.Add(1500 * time.Millisecond)
 	c.frame(0, true) // the source's own keyframe
-	c.now = t0.Add(hold + 100*time.Millisecond)
+	c.now = t0.Add(resyncHold + 100*time.Millisecond)
 	if !c.frame(0, false) || c.kf.count() != 0 || c.l.Stats().Resyncs != 0 {
 		t.Fatalf("a keyframe forwarded within the hold did not cancel the held resync (keyframe requests: %d)", c.kf.count())
 	}
