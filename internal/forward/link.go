@@ -115,7 +115,7 @@ type LinkStats struct {
 	RetransmitsDropped uint64        // NACK answers not sent: over the retransmission budget
 	RetransmitsSkipped uint64        // NACKs not answered: packet not cached, older than the window, or resent less than an RTT ago
 	Resyncs            uint64        // segments given up for a base-layer loss that could not be repaired, a keyframe asked for
-	ResyncsHeld        uint64        // such losses not given up: within resyncHold of their segment's keyframe, the link not competing
+	ResyncsHeld        uint64        // such losses not given up: within their segment's hold (resyncHoldFor), the link not competing
 	PlayoutDelay       time.Duration // least playout delay asked of the receiver's video (0: none)
 }
 

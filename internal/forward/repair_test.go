@@ -245,8 +245,8 @@ func TestBaseLossWithinTheHoldIsGivenUpWhenItEnds(t *testing.T) {
 // At 450 kb/s a middle layer's keyframe (8 packets here, 0.14 s on the link)
 // is repaired within a few round trips: a base-layer loss of its segment that
 // cannot be repaired half a second after it gives the segment up at once,
-// not 2 s after its keyframe (project CI: the middle layer frozen for 1.6 s
-// under a 500 kb/s cap, while the lowest would have played).
+// not 2 s after its keyframe (a 650 kb/s cap froze the middle layer so for
+// 2.0 s; likely project CI's 1.6 s under a 500 kb/s cap).
 func TestUnrepairableLossAfterASmallKeyframeIsNotHeld(t *testing.T) {
 	r := newRepairRigAt(t, 50*time.Millisecond, 450_000) // window: 300 ms
 	r.keyframe(8)                                        // 1..8, at t0
