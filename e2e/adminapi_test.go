@@ -8,7 +8,7 @@ import (
 
 // roomParticipants reads room's participants from the admin API of the server
 // at base (its URL, ending in /), each decoded into a T: a struct with the
-// fields the caller needs, tagged as the API names them (docs/protocol.md).
+// fields the caller needs, tagged as the API names them (docs/admin-api.yaml).
 func roomParticipants[T any](base, room string) ([]T, error) {
 	resp, err := http.Get(base + "api/v1/rooms/" + room + "/participants")
 	if err != nil {
