@@ -173,7 +173,7 @@ func TestSimulcastFollowsWhatTheReceiverShows(t *testing.T) {
 	// viewer's screen 0.15-0.33 s later; 0.34-1.20 s in all. A 1 s bound
 	// failed a CI run (CI50); 3 s leaves the sender's restart room on a
 	// slower box. Keyframe requests to f during the switch are logged, not
-	// judged: under two busy loops 3 of 5 runs asked f for one (no resync,
+	// judged: under two busy loops 2 of 5 runs asked f for one (no resync,
 	// no resend on the viewer's downlink; cause not found), where the 9
 	// traced runs had asked for none; CI55 failed on it.
 	requestsBefore := keyframeRequests(t, srv, "e2e-simulcast", senderID, "f")
