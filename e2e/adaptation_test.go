@@ -178,22 +178,15 @@ func (r *rig) write(dir, scenario, summary string) error {
 // downlink is the receiver's downlink as the admin API reports it (repair and
 // probing counters included), without the per-video part.
 func (r *rig) downlink() string {
-	ps, err := roomParticipants[struct {
-		Name     string         `json:"name"`
-		RTT      float64        `json:"rttSubscribeMs"`
-		Downlink map[string]any `json:"downlink"`
-	}](r.srv.URL(), r.room)
-	if err != nil {
+	d, rtt, err := downlinkOf(r.srv.URL(), r.room, "Receiver")
+	switch {
+	case err != nil:
 		return err.Error()
+	case d == nil:
+		return "receiver not found"
 	}
-	for _, p := range ps {
-		if p.Name == "Receiver" {
-			delete(p.Downlink, "videos")
-			b, _ := json.Marshal(p.Downlink)
-			return fmt.Sprintf("ICE RTT %.1f ms, %s", p.RTT, b)
-		}
-	}
-	return "receiver not found"
+	b, _ := json.Marshal(d)
+	return fmt.Sprintf("ICE RTT %.1f ms, %s", rtt, b)
 }
 
 // capAt is the cap in force at t, in kb/s (0: none).

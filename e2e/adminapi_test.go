@@ -26,3 +26,24 @@ func roomParticipants[T any](base, room string) ([]T, error) {
 	}
 	return got.Participants, nil
 }
+
+// downlinkOf is the admin API's downlink of the participant called name in
+// room, without its per-video part, and the RTT of its subscribe connection
+// in ms; a nil downlink when nobody of that name has one.
+func downlinkOf(base, room, name string) (downlink map[string]any, rttMS float64, err error) {
+	ps, err := roomParticipants[struct {
+		Name     string         `json:"name"`
+		RTT      float64        `json:"rttSubscribeMs"`
+		Downlink map[string]any `json:"downlink"`
+	}](base, room)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, p := range ps {
+		if p.Name == name && p.Downlink != nil {
+			delete(p.Downlink, "videos")
+			return p.Downlink, p.RTT, nil
+		}
+	}
+	return nil, 0, nil
+}

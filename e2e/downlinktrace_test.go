@@ -18,24 +18,15 @@ func (s *shareRun) traceDownlink(phase string) {
 	if path == "" {
 		return
 	}
-	ps, err := roomParticipants[struct {
-		Name     string         `json:"name"`
-		Downlink map[string]any `json:"downlink"`
-	}](s.srv.URL(), s.room)
+	d, _, err := downlinkOf(s.srv.URL(), s.room, "Receiver")
+	if err != nil || d == nil {
+		return
+	}
+	b, _ := json.Marshal(d)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return
 	}
-	for _, p := range ps {
-		if p.Name != "Receiver" {
-			continue
-		}
-		delete(p.Downlink, "videos")
-		b, _ := json.Marshal(p.Downlink)
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return
-		}
-		fmt.Fprintf(f, "%s %s %s\n", time.Now().UTC().Format("15:04:05.000"), phase, b)
-		f.Close()
-	}
+	fmt.Fprintf(f, "%s %s %s\n", time.Now().UTC().Format("15:04:05.000"), phase, b)
+	f.Close()
 }

@@ -272,21 +272,12 @@ func keyframeRequests(t *testing.T, srv *server.Server, room, id, rid string) ui
 // repairCounters is what the admin API says of name's downlink repair in
 // room: resends, segments given up (each asks for a keyframe) and held.
 func repairCounters(srv *server.Server, room, name string) string {
-	ps, err := roomParticipants[struct {
-		Name     string `json:"name"`
-		Downlink struct {
-			Retransmits int `json:"retransmits"`
-			Resyncs     int `json:"resyncs"`
-			ResyncsHeld int `json:"resyncsHeld"`
-		} `json:"downlink"`
-	}](srv.URL(), room)
-	if err != nil {
+	d, _, err := downlinkOf(srv.URL(), room, name)
+	switch {
+	case err != nil:
 		return err.Error()
+	case d == nil:
+		return name + " has no downlink in the admin API"
 	}
-	for _, p := range ps {
-		if p.Name == name {
-			return fmt.Sprintf("retransmits %d, resyncs %d, resyncs held %d", p.Downlink.Retransmits, p.Downlink.Resyncs, p.Downlink.ResyncsHeld)
-		}
-	}
-	return name + " not in the admin API"
+	return fmt.Sprintf("retransmits %v, resyncs %v, resyncs held %v", d["retransmits"], d["resyncs"], d["resyncsHeld"])
 }
