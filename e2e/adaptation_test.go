@@ -177,13 +177,17 @@ func (r *rig) write(dir, scenario, summary string) error {
 
 // downlink is the receiver's downlink as the admin API reports it (repair and
 // probing counters included), without the per-video part.
-func (r *rig) downlink() string {
-	d, rtt, err := downlinkOf(r.srv.URL(), r.room, "Receiver")
+func (r *rig) downlink() string { return downlinkJSON(r.srv.URL(), r.room, "Receiver") }
+
+// downlinkJSON is name's downlink in room as the admin API gives it, for a
+// failure's log.
+func downlinkJSON(base, room, name string) string {
+	d, rtt, err := downlinkOf(base, room, name)
 	switch {
 	case err != nil:
 		return err.Error()
 	case d == nil:
-		return "receiver not found"
+		return name + " not found"
 	}
 	b, _ := json.Marshal(d)
 	return fmt.Sprintf("ICE RTT %.1f ms, %s", rtt, b)

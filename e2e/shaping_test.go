@@ -188,11 +188,12 @@ func TestShapedReceiverSeesVideo(t *testing.T) {
 	link.Clear()
 	took, ok = s.Await(10*time.Second, flowing)
 	all := s.Stop()
-	t.Logf("cleared: decoding above %d kb/s again: %v after %v; since the cap: %s", 2*capKbps, ok, took.Round(time.Millisecond),
-		all.Summary(capped, time.Time{}))
+	t.Logf("cleared: decoding above %d kb/s again: %v after %v; since the cap: %s; the downlink: %s", 2*capKbps, ok, took.Round(time.Millisecond),
+		all.Summary(capped, time.Time{}), downlinkJSON(srv.URL(), "e2e-shaped", "Receiver"))
 	if !ok {
-		t.Errorf("video not back above %d kb/s at 10 fps or more within %v of clearing the cap: %s", 2*capKbps, took.Round(time.Millisecond),
-			all.Summary(time.Now().Add(-3*time.Second), time.Time{}))
+		t.Errorf("video not back above %d kb/s at 10 fps or more within %v of clearing the cap: %s; from the cap:%s",
+			2*capKbps, took.Round(time.Millisecond), all.Summary(time.Now().Add(-3*time.Second), time.Time{}),
+			all.Timeline(capped, time.Time{}))
 	}
 }
 

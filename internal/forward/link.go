@@ -117,6 +117,7 @@ type LinkStats struct {
 	Resyncs            uint64        // segments given up for a base-layer loss that could not be repaired, a keyframe asked for
 	ResyncsHeld        uint64        // such losses not given up: within their segment's hold (resyncHoldFor), the link not competing
 	PlayoutDelay       time.Duration // least playout delay asked of the receiver's video (0: none)
+	ProbeTarget        int           // what the prober climbs toward (SetDesired), bits/s; 0: nothing held back
 }
 
 // NewLink returns a link whose estimator starts from cfg.
@@ -180,6 +181,7 @@ func (l *Link) Stats() LinkStats {
 		ProbePackets: c.probePackets.Load(), ProbeBytes: c.probeBytes.Load(),
 		Retransmits: c.retransmits.Load(), RetransmitsDropped: c.overBudget.Load(), RetransmitsSkipped: c.skipped.Load(),
 		Resyncs: c.resyncs.Load(), ResyncsHeld: c.resyncsHeld.Load(), PlayoutDelay: l.playoutLeast(),
+		ProbeTarget: int(l.desired.Load()),
 	}
 }
 

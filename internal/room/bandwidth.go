@@ -180,6 +180,20 @@ func (bw *bandwidthState) breakCeiling(now time.Time, id string, d *forward.Down
 	return c.Update(now, d.Breaks(), current, bwe.Crowded(loss, queue), bwe.Clear(loss, queue))
 }
 
+// heldCeilings are the break ceilings in force, by source; nil when none.
+func (bw *bandwidthState) heldCeilings() map[string]int {
+	var held map[string]int
+	for id, c := range bw.ceilings {
+		if h := c.Held(); h >= 0 {
+			if held == nil {
+				held = map[string]int{}
+			}
+			held[id] = h
+		}
+	}
+	return held
+}
+
 // probeTarget is the rate the prober climbs toward: what the allocator wants
 // (nothing once every video is on its top step), or more when a video would
 // take more on stage. Enlarging a video then finds its top encoding within

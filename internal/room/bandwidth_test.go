@@ -311,3 +311,26 @@ func TestEnlargedVideoPointsAtTheResumingEncoding(t *testing.T) {
 		t.Errorf("target %d after f did not come back within %v, want 0 (what flows)", got, resumeGrace)
 	}
 }
+
+// The admin API shows the break ceilings in force, and only those.
+func TestHeldCeilingsListsOnlyThoseInForce(t *testing.T) {
+	bw := newBandwidthState()
+	if got := bw.heldCeilings(); got != nil {
+		t.Fatalf("no ceilings yet: %v", got)
+	}
+	t0 := time.Unix(1000, 0)
+	held, free := &alloc.BreakCeiling{}, &alloc.BreakCeiling{}
+	for _, c := range []*alloc.BreakCeiling{held, free} {
+		c.Update(t0, 0, 2, true, false)
+	}
+	held.Update(t0.Add(time.Second), 1, 2, true, false) // a break on the top encoding of a crowded path
+	bw.ceilings["a"], bw.ceilings["b"] = held, free
+	got := bw.heldCeilings()
+	if len(got) != 1 || got["a"] != 1 {
+		t.Fatalf("held ceilings %v, want a: 1 alone", got)
+	}
+	held.Update(t0.Add(2*time.Second), 1, 1, false, true) // the path cleared
+	if got := bw.heldCeilings(); got != nil {
+		t.Fatalf("after the path cleared: %v, want none", got)
+	}
+}

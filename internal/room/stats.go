@@ -224,9 +224,11 @@ type DownlinkStats struct {
 	LossFraction       float64 `json:"lossFraction"`
 	RTTMS              float64 `json:"rttMs"`
 	ProbeClusters      int     `json:"probeClusters"`
-	ProbeWins          int     `json:"probeWins"` // clusters that raised the estimate
-	Overuses           int     `json:"overuses"`  // decreases on overuse
-	Usage              string  `json:"usage"`     // the delay detector's hypothesis now
+	ProbeWins          int     `json:"probeWins"`   // clusters that raised the estimate
+	LastProbe          int     `json:"lastProbe"`   // rate the last cluster proved, bits/s (0: nothing)
+	ProbeTarget        int     `json:"probeTarget"` // what the prober climbs toward, bits/s (0: nothing held back)
+	Overuses           int     `json:"overuses"`    // decreases on overuse
+	Usage              string  `json:"usage"`       // the delay detector's hypothesis now
 	ProbeBytes         uint64  `json:"probeBytes"`
 	Feedbacks          uint64  `json:"transportFeedbacks"`
 	Retransmits        uint64  `json:"retransmits"`
@@ -243,6 +245,9 @@ type DownlinkStats struct {
 	QueueMS        float64 `json:"queueMs"`
 	Competing      bool    `json:"competing"`
 	CompeteEntries int     `json:"competeEntries"`
+	// BreakCeilings are the encodings its videos are held at or below for
+	// breaks on a crowded path (alloc.BreakCeiling), by source; only those held.
+	BreakCeilings map[string]int `json:"breakCeilings,omitempty"`
 	// SwitchEvents are its latest layer switches, oldest first.
 	SwitchEvents []SwitchEvent `json:"switchEvents"`
 }
@@ -343,12 +348,12 @@ func (s *state) stats(name string, now time.Time) Stats {
 			e := ls.Estimator
 			p.Downlink = &DownlinkStats{Stats: m.downlinkStats(l, map[string]signal.VideoStats{}), DelayBased: e.DelayBased, LossBased: e.LossBased,
 				Acked: e.Acked, LossFraction: e.LossFraction, RTTMS: float64(e.RTT) / 1e6, ProbeClusters: e.Probes,
-				ProbeWins: e.ProbeWins, Overuses: e.Overuses, Usage: e.Usage.String(),
+				ProbeWins: e.ProbeWins, LastProbe: e.LastProbe, ProbeTarget: ls.ProbeTarget, Overuses: e.Overuses, Usage: e.Usage.String(),
 				ProbeBytes: ls.ProbeBytes, Feedbacks: ls.Feedbacks, Retransmits: ls.Retransmits,
 				RetransmitsDropped: ls.RetransmitsDropped, NACKsSkipped: ls.RetransmitsSkipped, Resyncs: ls.Resyncs, ResyncsHeld: ls.ResyncsHeld,
 				PlayoutDelayMS: float64(ls.PlayoutDelay) / 1e6,
 				QueueMS:        float64(e.Queue) / 1e6, Competing: e.Competing, CompeteEntries: e.CompeteEntries,
-				SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
+				BreakCeilings: m.bw.heldCeilings(), SwitchEvents: append([]SwitchEvent{}, m.bw.events...)}
 		}
 		st.Totals.Bandwidth.add(m, linkStats)
 		st.Participants = append(st.Participants, p)
