@@ -105,3 +105,43 @@ func selfCPU(t *testing.T) time.Duration {
 }
 
 var sink int
+
+// The machine's CPU time and its steal come from /proc/stat's aggregate line;
+// anything else is refused, not read as zero steal.
+func TestParseHostCPU(t *testing.T) {
+	for _, c := range []struct {
+		name, stat string
+		want       HostCPU
+		ok         bool
+	}{
+		{"a kernel of today", "cpu  3686021 67134 685066 2811166 27770 0 35664 318012 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n",
+			HostCPU{Busy: 3686021 + 67134 + 685066 + 35664 + 318012, Steal: 318012}, true},
+		{"idle and iowait are not busy; guest time not counted twice", "cpu  10 1 10 80 3 2 4 5 7 9\n", HostCPU{Busy: 32, Steal: 5}, true},
+		{"no steal field", "cpu  10 0 10 80 0 0 0\n", HostCPU{}, false},
+		{"a per-CPU line first", "cpu0 10 0 10 80 0 0 0 5 0 0\n", HostCPU{}, false},
+		{"not a number", "cpu  10 0 10 80 0 0 0 x 0 0\n", HostCPU{}, false},
+		{"empty", "", HostCPU{}, false},
+	} {
+		got, err := parseHostCPU([]byte(c.stat))
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("%s: %+v, %v; want %+v, ok %v", c.name, got, err, c.want, c.ok)
+		}
+	}
+	if got := StealPercent(HostCPU{Busy: 1000, Steal: 10}, HostCPU{Busy: 1200, Steal: 50}); got != 20 {
+		t.Errorf("40 of 200 busy ticks stolen: %v %%, want 20", got)
+	}
+	if got := StealPercent(HostCPU{Busy: 1200, Steal: 50}, HostCPU{Busy: 1000, Steal: 10}); got != 0 {
+		t.Errorf("readings out of order: %v %%, want 0", got)
+	}
+}
+
+// ReadProc carries the machine's CPU time of the same moment.
+func TestReadProcReadsTheHost(t *testing.T) {
+	p, err := ReadProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Host.Busy == 0 {
+		t.Errorf("ReadProc: no host CPU time: %+v", p.Host)
+	}
+}

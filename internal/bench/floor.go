@@ -143,6 +143,7 @@ type FloorResult struct {
 	CPUMicros              float64 // forwarder CPU per forwarded packet: user + system
 	UserMicros, SysMicros  float64
 	CPUPercent             float64
+	StealPercent           float64 // of the machine's busy CPU time, over the window (ForwardResult.StealPercent)
 	AllocsPerPacket        float64
 	DatagramsPerSend       float64 // datagrams per sendmmsg call
 	PacketsPerWakeup       float64 // forwarded packets per netpoller wake-up
@@ -162,16 +163,16 @@ type floorCount struct {
 // Line is the floor's figures as key=value pairs.
 func (r FloorResult) Line() string {
 	return fmt.Sprintf("floor_us_per_pkt=%.2f floor_user_us_per_pkt=%.2f floor_sys_us_per_pkt=%.2f floor_pkts_per_s=%.0f floor_mbit_per_s=%.2f "+
-		"floor_loss_pct=%.3f floor_allocs_per_pkt=%.4f floor_pkts_per_wakeup=%.1f floor_datagrams_per_send=%.1f floor_rss_mb=%.1f",
+		"floor_loss_pct=%.3f floor_allocs_per_pkt=%.4f floor_pkts_per_wakeup=%.1f floor_datagrams_per_send=%.1f floor_rss_mb=%.1f floor_steal_pct=%.1f",
 		r.CPUMicros, r.UserMicros, r.SysMicros, r.PacketsPerS, r.MbitPerS, r.LossPercent, r.AllocsPerPacket,
-		r.PacketsPerWakeup, r.DatagramsPerSend, float64(r.RSS)/(1<<20))
+		r.PacketsPerWakeup, r.DatagramsPerSend, float64(r.RSS)/(1<<20), r.StealPercent)
 }
 
 // Summary describes the floor for people.
 func (r FloorResult) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "floor                %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core\n",
-		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent)
+	fmt.Fprintf(&b, "floor                %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core; host steal %.1f %%\n",
+		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent, r.StealPercent)
 	fmt.Fprintf(&b, "  replayed           %.0f packets/s, %.2f Mbit/s; %.1f packets per wake-up, %.1f datagrams per sendmmsg; loss %.3f %%; %.4f allocations per packet; RSS %.1f MB\n",
 		r.PacketsPerS, r.MbitPerS, r.PacketsPerWakeup, r.DatagramsPerSend, r.LossPercent, r.AllocsPerPacket, float64(r.RSS)/(1<<20))
 	return b.String()
@@ -313,6 +314,7 @@ func (r *FloorResult) fill(a, b FloorStats, pa, pb ProcStats) {
 	cpu := pb.CPU() - pa.CPU()
 	r.CPUPercent = 100 * float64(cpu) / float64(r.Window)
 	r.RSS = pb.RSS
+	r.StealPercent = StealPercent(pa.Host, pb.Host)
 	if n := float64(r.Forwarded); n > 0 {
 		r.CPUMicros = float64(cpu) / 1e3 / n
 		r.UserMicros = float64(pb.User-pa.User) / 1e3 / n

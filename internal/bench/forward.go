@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -56,6 +57,10 @@ type ForwardResult struct {
 	// and system (from /proc/PID/stat, 10 ms ticks).
 	CPUMicros, UserMicros, SysMicros float64
 	CPUPercent                       float64 // of one core
+	// StealPercent is the share of the machine's busy CPU time the
+	// hypervisor gave other guests during the window (HostCPU): CPU per
+	// packet is comparable between windows of alike steal only.
+	StealPercent float64
 
 	LatencyP50, LatencyP99, LatencyMax time.Duration // socket read → send, sampled
 	LatencySamples                     uint64
@@ -97,7 +102,17 @@ func (r ForwardResult) Line() string {
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
-		fmt.Sprintf(" x_floor=%.2f %s", r.XFloor, r.Floor.Line())
+		fmt.Sprintf(" steal_pct=%.1f x_floor=%.2f %s", r.StealPercent, r.XFloor, r.Floor.Line())
+}
+
+// stealSkew is the difference in host steal (percentage points) beyond which
+// the SFU's and the floor's windows ran on different machines, in effect.
+const stealSkew = 3
+
+// StealSkewed reports whether the SFU's and the floor's windows saw host
+// steal too different for x_floor to compare them.
+func (r ForwardResult) StealSkewed() bool {
+	return r.Floor.Forwarded > 0 && math.Abs(r.StealPercent-r.Floor.StealPercent) > stealSkew
 }
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
@@ -117,6 +132,7 @@ func (r ForwardResult) Summary() string {
 		held, r.Verdict.Held, r.Verdict.Streams, 100*MinHeldFraction, r.Verdict.WorstPct)
 	fmt.Fprintf(&b, "SFU CPU              %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core\n",
 		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent)
+	fmt.Fprintf(&b, "host steal           %.1f %% of the machine's busy CPU time went to other guests\n", r.StealPercent)
 	fmt.Fprintf(&b, "SFU-added latency    p50 %.0f µs, p99 %.0f µs, max ≤ %.0f µs (%d samples, UDP socket read → send)\n",
 		us(r.LatencyP50), us(r.LatencyP99), us(r.LatencyMax), r.LatencySamples)
 	fmt.Fprintf(&b, "  forwarding path    p50 %.0f µs, p99 %.0f µs (decrypted packet read → send; the rest is pion's receive path)\n",
@@ -133,6 +149,10 @@ func (r ForwardResult) Summary() string {
 	if r.Floor.Forwarded > 0 {
 		b.WriteString(r.Floor.Summary())
 		fmt.Fprintf(&b, "x_floor              %.2f (SFU CPU per forwarded packet over the floor's, same run)\n", r.XFloor)
+		if r.StealSkewed() {
+			fmt.Fprintf(&b, "  NOT COMPARABLE     the host stole %.1f %% of the busy CPU time in the SFU's window and %.1f %% in the floor's\n",
+				r.StealPercent, r.Floor.StealPercent)
+		}
 	}
 	return b.String()
 }
@@ -300,6 +320,7 @@ func (r *ForwardResult) fill(a, b Sample) {
 	r.MbitPerS = float64(r.ForwardedBytes) * 8 / sec / 1e6
 	cpu := b.Proc.CPU() - a.Proc.CPU()
 	r.CPUPercent = 100 * float64(cpu) / float64(r.Window)
+	r.StealPercent = StealPercent(a.Proc.Host, b.Proc.Host)
 	if n := float64(r.ForwardedPackets); n > 0 {
 		r.CPUMicros = float64(cpu) / 1e3 / n
 		r.UserMicros = float64(b.Proc.User-a.Proc.User) / 1e3 / n
