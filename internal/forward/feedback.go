@@ -245,12 +245,13 @@ func (d *DownTrack) resyncLocked(l *Link, now time.Time, rtt time.Duration) {
 	if d.proj.Current() < 0 {
 		return
 	}
+	competing := l != nil && l.Competing()
 	hold := max(resyncHold, 4*rtt)
-	if l != nil && !l.Competing() {
+	if l != nil && !competing {
 		hold = resyncHoldFor(d.sent.keyBytes, l.Estimate(), rtt)
 	}
 	if due := d.sent.segmentAt + int64(hold); now.UnixNano() < due {
-		if l == nil || !l.Competing() {
+		if !competing {
 			if l != nil {
 				l.stats.resyncsHeld.Add(1)
 			}
