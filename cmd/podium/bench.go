@@ -84,7 +84,7 @@ func benchForward(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	require := fs.Bool("require-scenario", true, "exit non-zero when the scenario did not hold (a receiver off its expected encoding "+
 		"more than 10 % of the window, forwarded rates off nominal by more than 15 %); false only for smoke runs too short to settle")
-	fs.DurationVar(&o.FloorDuration, "floor-duration", 20*time.Second, "measured window of the scenario's floor, run after the SFU "+
+	fs.DurationVar(&o.FloorDuration, "floor-duration", 20*time.Second, "measured window of the scenario's floor, half of it run before the SFU and half after, "+
 		"with the same kind of receivers (0: no floor, no x_floor)")
 	saturate := fs.Int("saturate", 0, "saturation run: raise the load one more copy of the scenario (in a room of its own) per step, "+
 		"up to this many, until receivers lose ≥ 0.5 % or the scenario stops holding; report the highest packets/s held and its x_floor")

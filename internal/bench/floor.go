@@ -152,6 +152,7 @@ type FloorResult struct {
 	Received, SentEgress   uint64  // whole run, for LossPercent
 	ReceivedByDest         []map[uint32]*floorCount
 	planReceivers, streams int
+	totals                 floorTotals
 }
 
 // floorCount is what one receiver got of one stream.
@@ -303,30 +304,79 @@ func Floor(ctx context.Context, o FloorOptions) (FloorResult, error) {
 }
 
 func (r *FloorResult) fill(a, b FloorStats, pa, pb ProcStats) {
-	r.Window = pb.At.Sub(pa.At)
-	r.Forwarded, r.Bytes = b.Forwarded-a.Forwarded, b.Bytes-a.Bytes
-	sec := r.Window.Seconds()
+	r.totals = floorTotals{
+		window: pb.At.Sub(pa.At), forwarded: b.Forwarded - a.Forwarded, bytes: b.Bytes - a.Bytes,
+		user: pb.User - pa.User, sys: pb.System - pa.System, mallocs: b.Mallocs - a.Mallocs,
+		datagrams: b.Datagrams - a.Datagrams, calls: b.SendCalls - a.SendCalls, wakeups: b.Wakeups - a.Wakeups,
+		hostBusy: pb.Host.Busy - pa.Host.Busy, hostSteal: pb.Host.Steal - pa.Host.Steal,
+	}
+	if pb.Host.Busy < pa.Host.Busy || pb.Host.Steal < pa.Host.Steal {
+		r.totals.hostBusy, r.totals.hostSteal = 0, 0
+	}
+	r.RSS = pb.RSS
+	r.derive()
+}
+
+// floorTotals are a floor window's counts, from which FloorResult's figures
+// are derived, so that two windows can be added (MergeFloors).
+type floorTotals struct {
+	window                    time.Duration
+	forwarded, bytes          uint64
+	user, sys                 time.Duration
+	mallocs                   uint64
+	datagrams, calls, wakeups uint64
+	hostBusy, hostSteal       uint64
+}
+
+func (r *FloorResult) derive() {
+	t := &r.totals
+	r.Window, r.Forwarded, r.Bytes = t.window, t.forwarded, t.bytes
+	sec := t.window.Seconds()
 	if sec <= 0 {
 		return
 	}
-	r.PacketsPerS = float64(r.Forwarded) / sec
-	r.MbitPerS = float64(r.Bytes) * 8 / sec / 1e6
-	cpu := pb.CPU() - pa.CPU()
-	r.CPUPercent = 100 * float64(cpu) / float64(r.Window)
-	r.RSS = pb.RSS
-	r.StealPercent = StealPercent(pa.Host, pb.Host)
-	if n := float64(r.Forwarded); n > 0 {
-		r.CPUMicros = float64(cpu) / 1e3 / n
-		r.UserMicros = float64(pb.User-pa.User) / 1e3 / n
-		r.SysMicros = float64(pb.System-pa.System) / 1e3 / n
-		r.AllocsPerPacket = float64(b.Mallocs-a.Mallocs) / n
+	r.PacketsPerS = float64(t.forwarded) / sec
+	r.MbitPerS = float64(t.bytes) * 8 / sec / 1e6
+	r.CPUPercent = 100 * float64(t.user+t.sys) / float64(t.window)
+	if t.hostBusy > 0 {
+		r.StealPercent = 100 * float64(t.hostSteal) / float64(t.hostBusy)
 	}
-	if calls := b.SendCalls - a.SendCalls; calls > 0 {
-		r.DatagramsPerSend = float64(b.Datagrams-a.Datagrams) / float64(calls)
+	if n := float64(t.forwarded); n > 0 {
+		r.CPUMicros = float64(t.user+t.sys) / 1e3 / n
+		r.UserMicros = float64(t.user) / 1e3 / n
+		r.SysMicros = float64(t.sys) / 1e3 / n
+		r.AllocsPerPacket = float64(t.mallocs) / n
 	}
-	if w := b.Wakeups - a.Wakeups; w > 0 {
-		r.PacketsPerWakeup = float64(r.Forwarded) / float64(w)
+	if t.calls > 0 {
+		r.DatagramsPerSend = float64(t.datagrams) / float64(t.calls)
 	}
+	if t.wakeups > 0 {
+		r.PacketsPerWakeup = float64(t.forwarded) / float64(t.wakeups)
+	}
+}
+
+// MergeFloors is the floor over both windows of a and b (of one scenario):
+// their counts added, the figures derived again; the larger RSS and the worse
+// loss of the two. The receivers' per-stream counts are a's.
+func MergeFloors(a, b FloorResult) FloorResult {
+	m := a
+	t, u := &m.totals, b.totals
+	t.window += u.window
+	t.forwarded += u.forwarded
+	t.bytes += u.bytes
+	t.user += u.user
+	t.sys += u.sys
+	t.mallocs += u.mallocs
+	t.datagrams += u.datagrams
+	t.calls += u.calls
+	t.wakeups += u.wakeups
+	t.hostBusy += u.hostBusy
+	t.hostSteal += u.hostSteal
+	m.RSS = max(a.RSS, b.RSS)
+	m.SentEgress, m.Received = a.SentEgress+b.SentEgress, a.Received+b.Received
+	m.LossPercent = max(a.LossPercent, b.LossPercent)
+	m.derive()
+	return m
 }
 
 // replay plays the publishers: every 1 ms it sends the frames due (time since

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"maps"
+	"math"
 	"net"
 	"slices"
 	"sync/atomic"
@@ -234,5 +235,38 @@ func TestFloorRun(t *testing.T) {
 	}
 	if res.AllocsPerPacket > 0.01 {
 		t.Errorf("%.4f allocations per forwarded packet", res.AllocsPerPacket)
+	}
+}
+
+// Two floor windows merge into the floor over both: counts added, figures
+// per packet weighted by each window's packets, not averaged.
+func TestMergeFloors(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	window := func(secs int, pkts uint64, cpu time.Duration, steal uint64) FloorResult {
+		var r FloorResult
+		r.fill(FloorStats{}, FloorStats{Forwarded: pkts, Bytes: pkts * 1000, Datagrams: pkts, SendCalls: pkts / 10, Wakeups: pkts / 10, Mallocs: 2},
+			ProcStats{At: t0}, ProcStats{At: t0.Add(time.Duration(secs) * time.Second), User: cpu / 4, System: cpu * 3 / 4,
+				Host: HostCPU{Busy: 1000, Steal: steal}, RSS: pkts})
+		return r
+	}
+	// 10 s at 1,000 pkt/s costing 50 ms (5 µs a packet), then 10 s at
+	// 3,000 pkt/s costing 300 ms (10 µs a packet, a slower hour).
+	a, b := window(10, 10_000, 50*time.Millisecond, 10), window(10, 30_000, 300*time.Millisecond, 300)
+	if a.CPUMicros != 5 || b.CPUMicros != 10 {
+		t.Fatalf("the windows: %.2f and %.2f µs a packet, want 5 and 10", a.CPUMicros, b.CPUMicros)
+	}
+	m := MergeFloors(a, b)
+	if m.Forwarded != 40_000 || m.Window != 20*time.Second || m.PacketsPerS != 2000 {
+		t.Errorf("merged: %d packets over %v, %.0f pkt/s; want 40,000 over 20s, 2,000", m.Forwarded, m.Window, m.PacketsPerS)
+	}
+	if want := 350e3 / 40e3; math.Abs(m.CPUMicros-want) > 1e-9 || math.Abs(m.UserMicros+m.SysMicros-want) > 1e-9 {
+		t.Errorf("merged CPU %.4f µs a packet (user %.4f, system %.4f), want %.4f: weighted by packets", m.CPUMicros, m.UserMicros, m.SysMicros, want)
+	}
+	if m.CPUPercent != 1.75 || m.DatagramsPerSend != 10 || m.PacketsPerWakeup != 10 || m.AllocsPerPacket != 4.0/40_000 {
+		t.Errorf("merged: %.2f %% of a core, %.1f datagrams a send, %.1f packets a wake-up, %g allocations a packet; want 1.75, 10, 10, 1e-4",
+			m.CPUPercent, m.DatagramsPerSend, m.PacketsPerWakeup, m.AllocsPerPacket)
+	}
+	if m.StealPercent != 15.5 || m.RSS != 30_000 {
+		t.Errorf("merged: steal %.1f %%, RSS %d; want 15.5 (310 of 2,000 busy ticks) and the larger RSS", m.StealPercent, m.RSS)
 	}
 }

@@ -34,8 +34,9 @@ type ForwardOptions struct {
 	// (load.Config.NoFeedback): the scenario then cannot hold.
 	NoFeedback bool
 	// FloorDuration, when positive, measures the scenario's floor (Floor)
-	// after the SFU run, for this long after a short warm-up, with the same
-	// kind of receivers; the result then has x_floor.
+	// for this long, half before the SFU runs and half after, each after a
+	// short warm-up, with the same kind of receivers; the result then has
+	// x_floor.
 	FloorDuration time.Duration
 	FloorCommand  FloorCommand // nil: this executable's `bench floorfwd`
 	// SFUProcs, when positive, is the server child's GOMAXPROCS (the cores its
@@ -85,9 +86,12 @@ type ForwardResult struct {
 	Verdict Verdict
 
 	// Floor is the scenario's floor measured in the same run (zero when not
-	// measured); XFloor is CPUMicros over the floor's.
-	Floor  FloorResult
-	XFloor float64
+	// measured): half of it before the SFU's window, half after, merged
+	// (FloorBefore and FloorAfter are the halves' CPU per packet, µs); XFloor
+	// is CPUMicros over the floor's.
+	Floor                   FloorResult
+	FloorBefore, FloorAfter float64
+	XFloor                  float64
 }
 
 // Line is the result as one stable, parseable line of key=value pairs.
@@ -102,7 +106,8 @@ func (r ForwardResult) Line() string {
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
-		fmt.Sprintf(" steal_pct=%.1f x_floor=%.2f %s", r.StealPercent, r.XFloor, r.Floor.Line())
+		fmt.Sprintf(" steal_pct=%.1f x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f",
+			r.StealPercent, r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter)
 }
 
 // stealSkew is the difference in host steal (percentage points) beyond which
@@ -148,6 +153,7 @@ func (r ForwardResult) Summary() string {
 	b.WriteString(indent(r.Load.Summary(), "  "))
 	if r.Floor.Forwarded > 0 {
 		b.WriteString(r.Floor.Summary())
+		fmt.Fprintf(&b, "  halves             %.2f µs per packet before the SFU's window, %.2f after\n", r.FloorBefore, r.FloorAfter)
 		fmt.Fprintf(&b, "x_floor              %.2f (SFU CPU per forwarded packet over the floor's, same run)\n", r.XFloor)
 		if r.StealSkewed() {
 			fmt.Fprintf(&b, "  NOT COMPARABLE     the host stole %.1f %% of the busy CPU time in the SFU's window and %.1f %% in the floor's\n",
@@ -177,6 +183,12 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 		return res, err
 	}
 	res.Participants = len(sc.Participants)
+	var floorBefore FloorResult
+	if o.FloorDuration > 0 {
+		if floorBefore, err = floorHalf(ctx, o, &sc, "before the SFU"); err != nil {
+			return res, err
+		}
+	}
 	sfu, err := StartSFU(ctx, withProcs(o.Command, o.SFUProcs))
 	if err != nil {
 		return res, err
@@ -258,16 +270,12 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	res.Nominal = Rates{PacketsPerS: pps, BitsPerS: bps}
 	res.Verdict = Verify(sc.Expected(), &tally, res.Nominal, Rates{PacketsPerS: res.PacketsPerS, BitsPerS: res.MbitPerS * 1e6})
 	if o.FloorDuration > 0 {
-		progress(o.Progress, "the floor: replaying %s's egress pattern for %v\n", sc.Name, o.FloorDuration)
-		warmup := floorWarmup
-		if o.FloorDuration < 2*floorWarmup { // a smoke run
-			warmup = o.FloorDuration / 4
-		}
-		res.Floor, err = Floor(ctx, FloorOptions{Custom: &sc, Warmup: warmup, Duration: o.FloorDuration,
-			Command: o.FloorCommand, Seed: o.Seed})
+		after, err := floorHalf(ctx, o, &sc, "after the SFU")
 		if err != nil {
-			return res, fmt.Errorf("the floor: %w", err)
+			return res, err
 		}
+		res.FloorBefore, res.FloorAfter = floorBefore.CPUMicros, after.CPUMicros
+		res.Floor = MergeFloors(floorBefore, after)
 		if res.Floor.CPUMicros > 0 {
 			res.XFloor = res.CPUMicros / res.Floor.CPUMicros
 		}
@@ -283,6 +291,23 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 type ScenarioError struct{ Verdict Verdict }
 
 func (e *ScenarioError) Error() string { return e.Verdict.Error() }
+
+// floorHalf measures half of the run's floor: one half before the SFU starts
+// and one after it stopped, so that the floor brackets the SFU's window on a
+// host whose speed drifts (HostCPU).
+func floorHalf(ctx context.Context, o ForwardOptions, sc *load.Scenario, when string) (FloorResult, error) {
+	d := o.FloorDuration / 2
+	progress(o.Progress, "the floor, %s: replaying %s's egress pattern for %v\n", when, sc.Name, d)
+	warmup := floorWarmup
+	if d < 2*floorWarmup { // a smoke run
+		warmup = d / 4
+	}
+	f, err := Floor(ctx, FloorOptions{Custom: sc, Warmup: warmup, Duration: d, Command: o.FloorCommand, Seed: o.Seed})
+	if err != nil {
+		return f, fmt.Errorf("the floor, %s: %w", when, err)
+	}
+	return f, nil
+}
 
 // floorWarmup is the floor's warm-up: it has no estimate to ramp.
 const floorWarmup = 2 * time.Second
