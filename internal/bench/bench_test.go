@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -143,5 +144,27 @@ func TestReadProcReadsTheHost(t *testing.T) {
 	}
 	if p.Host.Busy == 0 {
 		t.Errorf("ReadProc: no host CPU time: %+v", p.Host)
+	}
+}
+
+// The longest pause is taken over the collections since the last reading,
+// from the runtime's ring of the latest 256.
+func TestPauseMaxSince(t *testing.T) {
+	var ms runtime.MemStats
+	ms.NumGC = 3
+	ms.PauseNs[0], ms.PauseNs[1], ms.PauseNs[2] = 900, 100, 200 // GCs 1, 2, 3
+	last := uint32(1)
+	if got := pauseMaxSince(&ms, &last); got != 200 || last != 3 {
+		t.Errorf("GCs 2 and 3: longest %d ns, last %d; want 200, 3", got, last)
+	}
+	if got := pauseMaxSince(&ms, &last); got != 0 {
+		t.Errorf("no GC since: %d ns, want 0", got)
+	}
+	ms.NumGC = 3 + 300 // the ring went round: only its 256 are known
+	for i := range ms.PauseNs {
+		ms.PauseNs[i] = uint64(i)
+	}
+	if got := pauseMaxSince(&ms, &last); got != 255 || last != 303 {
+		t.Errorf("300 GCs later: longest %d ns, last %d; want 255, 303", got, last)
 	}
 }

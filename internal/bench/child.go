@@ -195,14 +195,22 @@ func readStats(m *forward.Meter, lastGC *uint32) ChildStats {
 		Meter: m.Snapshot(), Mallocs: ms.Mallocs, Frees: ms.Frees, HeapAlloc: ms.HeapAlloc, Sys: ms.Sys,
 		NumGC: ms.NumGC, PauseTotalNs: ms.PauseTotalNs, Goroutines: runtime.NumGoroutine(),
 	}
+	s.PauseMaxNs = pauseMaxSince(&ms, lastGC)
+	return s
+}
+
+// pauseMaxSince is the longest pause of the collections after *lastGC (in
+// nanoseconds, 0 for none), and moves *lastGC to the latest.
+func pauseMaxSince(ms *runtime.MemStats, lastGC *uint32) uint64 {
 	// PauseNs is a ring of the last 256 GCs' pauses; GC n's is at (n+255)%256.
 	first := *lastGC + 1
 	if ms.NumGC > 256 && first < ms.NumGC-255 {
 		first = ms.NumGC - 255
 	}
+	var longest uint64
 	for n := first; n <= ms.NumGC && n > 0; n++ {
-		s.PauseMaxNs = max(s.PauseMaxNs, ms.PauseNs[(n+255)%256])
+		longest = max(longest, ms.PauseNs[(n+255)%256])
 	}
 	*lastGC = ms.NumGC
-	return s
+	return longest
 }

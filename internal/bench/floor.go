@@ -103,11 +103,7 @@ func FloorChildMain(in io.Reader, out io.Writer) error {
 			runtime.ReadMemStats(&ms)
 			s := FloorStats{Forwarded: f.forwarded.Load(), Bytes: f.bytes.Load(), Datagrams: f.datagrams.Load(),
 				SendCalls: f.sendCalls.Load(), Wakeups: f.wakeups.Load(), Dropped: f.dropped.Load(), Bad: f.badPackets.Load(),
-				Mallocs: ms.Mallocs, NumGC: ms.NumGC}
-			for n := lastGC + 1; n <= ms.NumGC && n > 0 && ms.NumGC-n < 256; n++ {
-				s.PauseMaxNs = max(s.PauseMaxNs, ms.PauseNs[(n+255)%256])
-			}
-			lastGC = ms.NumGC
+				Mallocs: ms.Mallocs, NumGC: ms.NumGC, PauseMaxNs: pauseMaxSince(&ms, &lastGC)}
 			reply = s
 		}
 		if err := enc.Encode(reply); err != nil {

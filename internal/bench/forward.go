@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -76,7 +77,12 @@ type ForwardResult struct {
 	RSS, PeakRSS                          uint64
 	RSSPerParticipant                     float64 // bytes
 
-	LoadCPUPercent float64     // the load generator (this process), of one core
+	LoadCPUPercent float64 // the load generator (this process), of one core
+	// LoadGCs and LoadGCPauseMax are the load generator's collections in the
+	// window and the longest pause among them: another Go process on the same
+	// box at the same time, the baseline for the server's GC pause.
+	LoadGCs        uint32
+	LoadGCPauseMax time.Duration
 	Load           load.Window // what the participants saw
 
 	// Nominal is what the SFU forwards when the scenario holds; Verdict says
@@ -106,8 +112,8 @@ func (r ForwardResult) Line() string {
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
-		fmt.Sprintf(" steal_pct=%.1f x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f",
-			r.StealPercent, r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter)
+		fmt.Sprintf(" steal_pct=%.1f load_gcs=%d load_gc_pause_max_us=%.0f x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f",
+			r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax), r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter)
 }
 
 // stealSkew is the difference in host steal (percentage points) beyond which
@@ -145,8 +151,8 @@ func (r ForwardResult) Summary() string {
 	fmt.Fprintf(&b, "sends                %.1f datagrams per sendmmsg, %.2f per message (GSO trains)\n",
 		r.DatagramsPerCall, r.DatagramsPerMessage)
 	fmt.Fprintf(&b, "allocations          %.3f per forwarded packet (whole process)\n", r.AllocsPerPacket)
-	fmt.Fprintf(&b, "GC                   %d collections, longest pause %.0f µs (longest stopping the world %.0f µs)\n",
-		r.GCs, us(r.GCPauseMax), us(r.GCStopMax))
+	fmt.Fprintf(&b, "GC                   %d collections, longest pause %.0f µs (longest stopping the world %.0f µs); "+
+		"the load generator's beside it: %d, longest %.0f µs\n", r.GCs, us(r.GCPauseMax), us(r.GCStopMax), r.LoadGCs, us(r.LoadGCPauseMax))
 	fmt.Fprintf(&b, "memory               RSS %.1f MB (peak %.1f), %.2f MB per participant\n",
 		float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20), r.RSSPerParticipant/(1<<20))
 	fmt.Fprintf(&b, "load generator       %.1f %% of a core\n", r.LoadCPUPercent)
@@ -224,6 +230,10 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 		return res, err
 	}
 	selfA, _ := ReadProc(os.Getpid())
+	var selfGC uint32
+	var selfMem runtime.MemStats
+	runtime.ReadMemStats(&selfMem)
+	pauseMaxSince(&selfMem, &selfGC) // from here
 	loadA := run.Totals()
 	if o.CPUProfile != "" {
 		if err := sfu.StartProfile(o.CPUProfile); err != nil {
@@ -245,6 +255,10 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 		return res, err
 	}
 	selfB, _ := ReadProc(os.Getpid())
+	gcBefore := selfGC
+	runtime.ReadMemStats(&selfMem)
+	res.LoadGCPauseMax = time.Duration(pauseMaxSince(&selfMem, &selfGC))
+	res.LoadGCs = selfGC - gcBefore
 	if o.HeapProfile != "" {
 		if err := sfu.HeapProfile(o.HeapProfile); err != nil {
 			return res, err
