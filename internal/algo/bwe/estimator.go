@@ -57,7 +57,7 @@ type Estimator struct {
 	heavyLoss    int           // loss windows above LossHigh in a row
 	decreasedAt  time.Duration // last decrease (overuse or loss)
 	decreased    bool
-	ceiling      float64 // the estimate that decrease came down from
+	ceiling      float64 // the ground that decrease left known (knownGround)
 	overOn       bool    // the detector says overuse since overSince
 	overSince    time.Duration
 	target       float64 // after the loss-based part
@@ -391,18 +391,38 @@ func (e *Estimator) updateDelay(t time.Duration, standing bool) {
 	before := float64(e.estimate)
 	if e.rc.update(t, usage, acked, app, e.rtt, limited) {
 		e.overuses++
-		e.markDecrease(t, before)
+		e.markDecrease(t, before, e.rc.estimate)
 	}
 }
 
-// markDecrease notes a decrease: the standing-queue detector waits for the
-// queue to drain, and the loss window restarts without the packets sent
+// markDecrease notes a decrease from estimate from to to: the ground it leaves
+// known (knownGround), the standing-queue detector waits for the queue to
+// drain, and the loss window restarts without the packets sent
 // before it (or within lossGrace after it).
-func (e *Estimator) markDecrease(t time.Duration, from float64) {
-	e.decreasedAt, e.decreased, e.ceiling = t, true, from
+func (e *Estimator) markDecrease(t time.Duration, from, to float64) {
+	e.decreasedAt, e.decreased, e.ceiling = t, true, knownGround(from, to, e.cfg.Beta, e.compete.on)
 	e.queue.decreased(t)
 	e.compete.decreased()
 	e.loss = lossWindow{} // what it counted so far is the congestion just answered
+}
+
+// knownGround is the ceiling a decrease from estimate from to estimate to
+// leaves (probe.go's fresh rule): from, unless the cut more than halved it;
+// then the path's rate the cut was taken from (to / Beta). A cut that deep
+// comes after the capacity collapsed (a cap's onset: 904 → 211 kb/s, the
+// path delivering 254), and from is the rate the old capacity carried, not
+// ground this path refused: with from as the ceiling, each probe after the
+// cap was lifted only "regained known ground", backed off 1, 2, then 3 s like
+// a failure and shrank its step toward 1.25 ×, and the video stayed on its
+// lowest layer for 10 s on a free path (CI; the simulation's 400 kb/s cap
+// lifted after 4 s: 15 s to 2.5 Mb/s). At a steady capacity cuts are
+// shallow and from stays. Not in competitive mode, whose cuts follow the
+// share others leave.
+func knownGround(from, to, beta float64, competing bool) float64 {
+	if competing || to >= from/2 {
+		return from
+	}
+	return min(from, to/beta)
 }
 
 func (e *Estimator) clamp(v float64) int {

@@ -427,3 +427,23 @@ func TestDeparted(t *testing.T) {
 		t.Error("Departed made an entry for a packet never sent")
 	}
 }
+
+// A decrease leaves as known ground the rate it came down from, unless it
+// more than halved the estimate: then the path's rate the cut was taken from.
+func TestKnownGround(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		from, to  float64
+		competing bool
+		want      float64
+	}{
+		{"a steady capacity's cut", 1_100_000, 850_000, false, 1_100_000},
+		{"half exactly", 1_000_000, 500_000, false, 1_000_000},
+		{"a cap's onset", 904_000, 211_000, false, 211_000 / 0.85},
+		{"competitive mode keeps the estimate", 904_000, 211_000, true, 904_000},
+	} {
+		if got := knownGround(c.from, c.to, 0.85, c.competing); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("%s: %.0f → %.0f: known ground %.0f, want %.0f", c.name, c.from, c.to, got, c.want)
+		}
+	}
+}

@@ -70,7 +70,7 @@ func (e *Estimator) onLoss(t time.Duration, f float64) {
 			}
 			e.target = cut
 			e.lastLossCut, e.lossCutOnce = t, true
-			e.markDecrease(t, before)
+			e.markDecrease(t, before, cut)
 		}
 		return
 	}
@@ -100,7 +100,7 @@ func (e *Estimator) onLoss(t time.Duration, f float64) {
 			}
 			e.target = cut
 			e.lastLossCut, e.lossCutOnce = t, true
-			e.markDecrease(t, before)
+			e.markDecrease(t, before, cut)
 		}
 	case f >= e.cfg.LossLow:
 		e.lossState = lossHold
