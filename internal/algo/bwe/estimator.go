@@ -415,7 +415,7 @@ func (e *Estimator) markDecrease(t time.Duration, from, to float64) {
 // cap was lifted only "regained known ground", backed off 1, 2, then 3 s like
 // a failure and shrank its step toward 1.25 ×, and the video stayed on its
 // lowest layer for 10 s on a free path (CI; the simulation's 400 kb/s cap
-// lifted after 4 s: 15 s to 2.5 Mb/s). At a steady capacity cuts are
+// lifted after 3-6 s: 16-19 s to 2.5 Mb/s). At a steady capacity cuts are
 // shallow and from stays. Not in competitive mode, whose cuts follow the
 // share others leave.
 func knownGround(from, to, beta float64, competing bool) float64 {
