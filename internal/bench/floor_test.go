@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"regexp"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -268,5 +269,15 @@ func TestMergeFloors(t *testing.T) {
 	}
 	if m.StealPercent != 15.5 || m.RSS != 30_000 {
 		t.Errorf("merged: steal %.1f %%, RSS %d; want 15.5 (310 of 2,000 busy ticks) and the larger RSS", m.StealPercent, m.RSS)
+	}
+}
+
+// The result line keeps the order `make bench-short` checks: scenario_held,
+// then x_floor and the floor's figures, new fields after them.
+func TestForwardLineOrder(t *testing.T) {
+	line := ForwardResult{Scenario: "meeting-8"}.Line()
+	re := regexp.MustCompile(`^scenario=meeting-8 .*scenario_held=(true|false) x_floor=[0-9.]+ floor_us_per_pkt=[0-9.]+ .*steal_pct=`)
+	if !re.MatchString(line) {
+		t.Errorf("line out of order: %s", line)
 	}
 }

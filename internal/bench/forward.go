@@ -112,8 +112,8 @@ func (r ForwardResult) Line() string {
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
-		fmt.Sprintf(" steal_pct=%.1f load_gcs=%d load_gc_pause_max_us=%.0f x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f",
-			r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax), r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter)
+		fmt.Sprintf(" x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f steal_pct=%.1f load_gcs=%d load_gc_pause_max_us=%.0f",
+			r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter, r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax))
 }
 
 // stealSkew is the difference in host steal (percentage points) beyond which
