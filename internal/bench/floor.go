@@ -334,9 +334,7 @@ func (r *FloorResult) derive() {
 	r.PacketsPerS = float64(t.forwarded) / sec
 	r.MbitPerS = float64(t.bytes) * 8 / sec / 1e6
 	r.CPUPercent = 100 * float64(t.user+t.sys) / float64(t.window)
-	if t.hostBusy > 0 {
-		r.StealPercent = 100 * float64(t.hostSteal) / float64(t.hostBusy)
-	}
+	r.StealPercent = StealPercent(HostCPU{}, HostCPU{Busy: t.hostBusy, Steal: t.hostSteal})
 	if n := float64(t.forwarded); n > 0 {
 		r.CPUMicros = float64(t.user+t.sys) / 1e3 / n
 		r.UserMicros = float64(t.user) / 1e3 / n
