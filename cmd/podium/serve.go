@@ -13,6 +13,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/memtrim"
+	"github.com/podium-sfu/podium/internal/procs"
 	"github.com/podium-sfu/podium/internal/server"
 	"github.com/podium-sfu/podium/web"
 )
@@ -66,6 +67,7 @@ func runServe(args []string, e env) error {
 	go func() { done <- srv.Serve(serveCtx) }()
 	log.Info("podium is running", "url", srv.URL(), "media_udp", cfg.UDPPort)
 	defer memtrim.Start(log)()
+	defer procs.Start(log)()
 	fmt.Fprintf(e.stderr, "\n  Open %s<room>?name=<your name> in two or more browser tabs.\n\n", srv.URL())
 	if e.ready != nil {
 		e.ready(srv)

@@ -24,6 +24,7 @@ import (
 	"github.com/podium-sfu/podium/internal/config"
 	"github.com/podium-sfu/podium/internal/forward"
 	"github.com/podium-sfu/podium/internal/memtrim"
+	"github.com/podium-sfu/podium/internal/procs"
 	"github.com/podium-sfu/podium/internal/server"
 )
 
@@ -42,6 +43,7 @@ type ChildStats struct {
 	StopMaxNs    uint64 `json:"stop_max_ns"`    // of those GCs, the longest stopping the world (gcStops)
 	PauseTotalNs uint64 `json:"pause_total_ns"` // since the start
 	Goroutines   int    `json:"goroutines"`
+	Procs        int    `json:"procs"` // GOMAXPROCS now (internal/procs sizes it to the work)
 	// The cluster relay's datagram bytes sent and accepted (0 without one).
 	RelaySentBytes     uint64 `json:"relay_sent_bytes"`
 	RelayReceivedBytes uint64 `json:"relay_received_bytes"`
@@ -89,6 +91,7 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
 	defer memtrim.Start(log)() // as podium serve does
+	defer procs.Start(log)()
 	enc := json.NewEncoder(out)
 	url := "ws" + strings.TrimPrefix(srv.URL(), "http") + "ws"
 	hello := childHello{URL: url, PID: os.Getpid()}
@@ -194,6 +197,7 @@ func readStats(m *forward.Meter, lastGC *uint32) ChildStats {
 	s := ChildStats{
 		Meter: m.Snapshot(), Mallocs: ms.Mallocs, Frees: ms.Frees, HeapAlloc: ms.HeapAlloc, Sys: ms.Sys,
 		NumGC: ms.NumGC, PauseTotalNs: ms.PauseTotalNs, Goroutines: runtime.NumGoroutine(),
+		Procs: runtime.GOMAXPROCS(0),
 	}
 	s.PauseMaxNs = pauseMaxSince(&ms, lastGC)
 	return s

@@ -74,6 +74,9 @@ type ForwardResult struct {
 	GCs                                   uint32
 	GCPauseMax                            time.Duration
 	GCStopMax                             time.Duration // of GCPauseMax's kind: stopping the world
+	// ProcsStart and ProcsEnd are the server's GOMAXPROCS at the window's
+	// ends: internal/procs sizes it to the work unless --sfu-procs fixes it.
+	ProcsStart, ProcsEnd int
 	RSS, PeakRSS                          uint64
 	RSSPerParticipant                     float64 // bytes
 
@@ -112,8 +115,8 @@ func (r ForwardResult) Line() string {
 		float64(r.RSS)/(1<<20), r.RSSPerParticipant/(1<<20), r.CPUPercent, r.LoadCPUPercent, r.Load.LossPercent, us(r.Load.AudioLatencyP99),
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
-		fmt.Sprintf(" x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f steal_pct=%.1f load_gcs=%d load_gc_pause_max_us=%.0f",
-			r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter, r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax))
+		fmt.Sprintf(" x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f steal_pct=%.1f load_gcs=%d load_gc_pause_max_us=%.0f sfu_procs_start=%d sfu_procs_end=%d",
+			r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter, r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax), r.ProcsStart, r.ProcsEnd)
 }
 
 // stealSkew is the difference in host steal (percentage points) beyond which
@@ -143,6 +146,7 @@ func (r ForwardResult) Summary() string {
 		held, r.Verdict.Held, r.Verdict.Streams, 100*MinHeldFraction, r.Verdict.WorstPct)
 	fmt.Fprintf(&b, "SFU CPU              %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core\n",
 		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent)
+	fmt.Fprintf(&b, "SFU processors       GOMAXPROCS %d at the window's start, %d at its end\n", r.ProcsStart, r.ProcsEnd)
 	fmt.Fprintf(&b, "host steal           %.1f %% of the machine's busy CPU time went to other guests\n", r.StealPercent)
 	fmt.Fprintf(&b, "SFU-added latency    p50 %.0f µs, p99 %.0f µs, max ≤ %.0f µs (%d samples, UDP socket read → send)\n",
 		us(r.LatencyP50), us(r.LatencyP99), us(r.LatencyMax), r.LatencySamples)
@@ -378,6 +382,7 @@ func (r *ForwardResult) fill(a, b Sample) {
 	r.GCs = b.Stats.NumGC - a.Stats.NumGC
 	r.GCPauseMax = time.Duration(b.Stats.PauseMaxNs) // the GCs since sample a
 	r.GCStopMax = time.Duration(b.Stats.StopMaxNs)
+	r.ProcsStart, r.ProcsEnd = a.Stats.Procs, b.Stats.Procs
 	r.RSS, r.PeakRSS = b.Proc.RSS, b.Proc.PeakRSS
 	if r.Participants > 0 {
 		r.RSSPerParticipant = float64(r.RSS) / float64(r.Participants)

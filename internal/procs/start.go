@@ -1,0 +1,64 @@
+package procs
+
+import (
+	"log/slog"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// checkEvery is how often the process's CPU time is read: a burst gets its
+// processor within this.
+const checkEvery = 250 * time.Millisecond
+
+// Start lets the governor set GOMAXPROCS between 1 and what the runtime
+// chose (the cores, or the container's quota); stop ends it and restores
+// that. An operator's GOMAXPROCS in the environment is left alone.
+func Start(log *slog.Logger) (stop func()) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		log.Debug("GOMAXPROCS set by the environment: the processors stay as set")
+		return func() {}
+	}
+	limit := runtime.GOMAXPROCS(0)
+	if limit <= 1 {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		run(log, newGovernor(limit, limit), done)
+	}()
+	return func() {
+		close(done)
+		<-finished
+		runtime.GOMAXPROCS(limit)
+	}
+}
+
+func run(log *slog.Logger, g *governor, done <-chan struct{}) {
+	tick := time.NewTicker(checkEvery)
+	defer tick.Stop()
+	g.next(time.Now(), processCPU())
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			was := g.procs
+			if procs := g.next(now, processCPU()); procs != was {
+				runtime.GOMAXPROCS(procs) // stops the world briefly; rare (quietFor)
+				log.Debug("processors sized to the work", "gomaxprocs", procs, "was", was)
+			}
+		}
+	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
