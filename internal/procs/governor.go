@@ -4,13 +4,13 @@
 // A forwarding server is mostly asleep between bursts of packets. With a
 // second processor idle, every goroutine made runnable (a socket's reader
 // woken by the poller, a clock's tick) also wakes a spinning thread that
-// looks for work, finds none and sleeps again: futex calls and context
-// switches that cost the media path 10-25 % more CPU per packet at loads a
-// single core carries easily (docs/performance.md, "one core against two").
-// So the server runs on as few processors as keep each about half busy, adds
-// one at once when they are busier than that, and gives one back only after
-// a long quiet spell, so that a burst of joins (DTLS handshakes) never waits
-// on a single busy processor for long.
+// looks for work and finds none, and the collector's stop-the-world pauses
+// are longer: in meeting-8 about 1 ms with two processors and about 0.1 ms
+// with one, CPU per packet within the spread (docs/performance.md,
+// "processors sized to the work"). So the server runs on as few processors
+// as keep each about half busy, adds one at once when they are busier than
+// that, and gives one back only after a quiet spell, so that a burst of
+// joins (DTLS handshakes) never waits on a single busy processor for long.
 package procs
 
 import (
@@ -24,7 +24,7 @@ const (
 	busyShare = 0.5
 	// quietFor is how long the work must have fitted fewer processors
 	// before one is given back.
-	quietFor = 10 * time.Second
+	quietFor = 5 * time.Second
 )
 
 // governor decides the processors from the process's CPU time. Pure: time
