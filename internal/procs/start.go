@@ -39,14 +39,14 @@ func Start(log *slog.Logger) (stop func()) {
 func run(log *slog.Logger, g *governor, done <-chan struct{}) {
 	tick := time.NewTicker(checkEvery)
 	defer tick.Stop()
-	g.next(time.Now(), processCPU())
+	g.next(time.Now(), CPUTime())
 	for {
 		select {
 		case <-done:
 			return
 		case now := <-tick.C:
 			was := g.procs
-			if procs := g.next(now, processCPU()); procs != was {
+			if procs := g.next(now, CPUTime()); procs != was {
 				runtime.GOMAXPROCS(procs) // stops the world briefly; rare (quietFor)
 				log.Debug("processors sized to the work", "gomaxprocs", procs, "was", was)
 			}
@@ -54,8 +54,8 @@ func run(log *slog.Logger, g *governor, done <-chan struct{}) {
 	}
 }
 
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
+// CPUTime is the process's user and system CPU time so far.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

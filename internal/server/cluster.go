@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +21,7 @@ import (
 	"github.com/podium-sfu/podium/internal/cascade"
 	"github.com/podium-sfu/podium/internal/cluster"
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/procs"
 	"github.com/podium-sfu/podium/internal/relay"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -452,10 +452,10 @@ type cpuMeter struct {
 	lastAt time.Time
 }
 
-func newCPUMeter() *cpuMeter { return &cpuMeter{last: processCPU(), lastAt: time.Now()} }
+func newCPUMeter() *cpuMeter { return &cpuMeter{last: procs.CPUTime(), lastAt: time.Now()} }
 
 func (m *cpuMeter) share(now time.Time) float64 {
-	cpu := processCPU()
+	cpu := procs.CPUTime()
 	wall := now.Sub(m.lastAt)
 	used := cpu - m.last
 	m.last, m.lastAt = cpu, now
@@ -463,14 +463,6 @@ func (m *cpuMeter) share(now time.Time) float64 {
 		return 0
 	}
 	return min(1, used.Seconds()/wall.Seconds()/float64(runtime.NumCPU()))
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // clusterCollector exposes the cluster gauges on /metrics.

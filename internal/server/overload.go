@@ -11,6 +11,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/algo/overload"
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/procs"
 	"github.com/podium-sfu/podium/internal/room"
 )
 
@@ -140,9 +141,9 @@ func (o *overloadParts) sample(now time.Time, hub *room.Hub, log *slog.Logger) {
 // processShare returns the process's CPU time since the previous call as a
 // fraction of cores.
 func processShare(cores float64) func(now time.Time) float64 {
-	last, lastAt := processCPU(), time.Now()
+	last, lastAt := procs.CPUTime(), time.Now()
 	return func(now time.Time) float64 {
-		cpu, wall := processCPU(), now.Sub(lastAt)
+		cpu, wall := procs.CPUTime(), now.Sub(lastAt)
 		used := cpu - last
 		last, lastAt = cpu, now
 		if wall <= 0 || used < 0 {
