@@ -90,7 +90,7 @@ func benchForward(ctx context.Context, args []string) error {
 		"up to this many, until receivers lose ≥ 0.5 % or the scenario stops holding; report the highest packets/s held and its x_floor")
 	saturateFrom := fs.Int("saturate-from", 1, "the saturation run's first load, in copies of the scenario")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed")
-	fs.IntVar(&o.SFUProcs, "sfu-procs", 0, "the server's GOMAXPROCS (0: all cores); the load generator keeps all of them")
+	fs.IntVar(&o.SFUProcs, "sfu-procs", 0, "the server's GOMAXPROCS, fixed (0: sized to the work, as podium serve does: internal/procs); the load generator keeps all cores")
 	if err := fs.Parse(args); err != nil {
 		return err // -h: exit in main.go ends with status 0
 	}

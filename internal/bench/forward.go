@@ -40,8 +40,9 @@ type ForwardOptions struct {
 	// x_floor.
 	FloorDuration time.Duration
 	FloorCommand  FloorCommand // nil: this executable's `bench floorfwd`
-	// SFUProcs, when positive, is the server child's GOMAXPROCS (the cores its
-	// Go code may run on at once); the load generator keeps the machine's.
+	// SFUProcs, when positive, fixes the server child's GOMAXPROCS (the cores
+	// its Go code may run on at once); else internal/procs sizes it to the
+	// work, as in podium serve. The load generator keeps the machine's.
 	SFUProcs int
 }
 
@@ -77,8 +78,8 @@ type ForwardResult struct {
 	// ProcsStart and ProcsEnd are the server's GOMAXPROCS at the window's
 	// ends: internal/procs sizes it to the work unless --sfu-procs fixes it.
 	ProcsStart, ProcsEnd int
-	RSS, PeakRSS                          uint64
-	RSSPerParticipant                     float64 // bytes
+	RSS, PeakRSS         uint64
+	RSSPerParticipant    float64 // bytes
 
 	LoadCPUPercent float64 // the load generator (this process), of one core
 	// LoadGCs and LoadGCPauseMax are the load generator's collections in the
