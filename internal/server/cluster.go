@@ -21,7 +21,6 @@ import (
 	"github.com/podium-sfu/podium/internal/cascade"
 	"github.com/podium-sfu/podium/internal/cluster"
 	"github.com/podium-sfu/podium/internal/config"
-	"github.com/podium-sfu/podium/internal/procs"
 	"github.com/podium-sfu/podium/internal/relay"
 	"github.com/podium-sfu/podium/internal/room"
 	"github.com/podium-sfu/podium/internal/signal"
@@ -44,7 +43,8 @@ func (s *Server) startCluster(opts Options) error {
 	}
 	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: opts.CPU, rtts: cluster.NewClientRTTs()}
 	if src.cpu == nil {
-		src.cpu = newCPUMeter().share
+		share := processShare(float64(runtime.NumCPU())) // overload shedding's reader
+		src.cpu = func(now time.Time) float64 { return min(1, share(now)) }
 	}
 	s.source = src
 	node, err := cluster.Start(cluster.Config{
@@ -444,25 +444,6 @@ func (c *clusterSource) observeRTT(region, participant string, rtt time.Duration
 	c.rttMu.Lock()
 	c.rtts.Observe(time.Now(), region, participant, rtt)
 	c.rttMu.Unlock()
-}
-
-// cpuMeter is the process's CPU share of the machine between two calls.
-type cpuMeter struct {
-	last   time.Duration
-	lastAt time.Time
-}
-
-func newCPUMeter() *cpuMeter { return &cpuMeter{last: procs.CPUTime(), lastAt: time.Now()} }
-
-func (m *cpuMeter) share(now time.Time) float64 {
-	cpu := procs.CPUTime()
-	wall := now.Sub(m.lastAt)
-	used := cpu - m.last
-	m.last, m.lastAt = cpu, now
-	if wall <= 0 || used < 0 {
-		return 0
-	}
-	return min(1, used.Seconds()/wall.Seconds()/float64(runtime.NumCPU()))
 }
 
 // clusterCollector exposes the cluster gauges on /metrics.
