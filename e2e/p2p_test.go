@@ -215,8 +215,11 @@ func TestP2PTwoPartyCall(t *testing.T) {
 	within(t, "Ann shows Bob", 5*time.Second, func() (bool, string) { return showsWhoDirect(ann, bob, bobWho) })
 	within(t, "Bob shows Ann", 5*time.Second, func() (bool, string) { return showsWhoDirect(bob, ann, annWho) })
 
-	// Each side's selected pair ends at the other browser, not at the SFU.
-	within(t, "selected pairs", 5*time.Second, func() (bool, string) {
+	// Each side's selected pair ends at the other browser, not at the SFU. On a
+	// host with several interfaces the two browsers may report different pairs
+	// for a moment while the controlling side's nomination lands: wait until they
+	// agree; never agreeing fails.
+	within(t, "selected pairs", 10*time.Second, func() (bool, string) {
 		var err error
 		if a, err = ann.p2p(); err != nil {
 			return false, err.Error()
@@ -224,11 +227,9 @@ func TestP2PTwoPartyCall(t *testing.T) {
 		if b, err = bob.p2p(); err != nil {
 			return false, err.Error()
 		}
-		return a.Remote != "" && b.Remote != "", fmt.Sprintf("Ann %s→%s, Bob %s→%s", a.Local, a.Remote, b.Local, b.Remote)
+		agree := a.Remote != "" && a.Remote == b.Local && b.Remote == a.Local
+		return agree, fmt.Sprintf("Ann %s→%s, Bob %s→%s", a.Local, a.Remote, b.Local, b.Remote)
 	})
-	if a.Remote != b.Local || b.Remote != a.Local {
-		t.Fatalf("direct pairs do not join the two browsers: Ann %s→%s, Bob %s→%s", a.Local, a.Remote, b.Local, b.Remote)
-	}
 	for _, sfu := range append(a.SFU, b.SFU...) {
 		if sfu == a.Remote || sfu == b.Remote {
 			t.Fatalf("a direct pair ends at the SFU's %s", sfu)
