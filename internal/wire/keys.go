@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"crypto/cipher"
 	"errors"
 	"fmt"
 
@@ -14,6 +15,30 @@ type Keys struct {
 	Profile               srtp.ProtectionProfile
 	LocalKey, LocalSalt   []byte
 	RemoteKey, RemoteSalt []byte
+
+	rtpSealing *sessionSealing // the connection's RTP session AEAD, once shared (Route.SetKeys)
+}
+
+// sessionSealing is what every RTPSealer of one connection may share: the
+// AES-GCM under the RTP session key, and the session salt. Go's AES-GCM holds
+// no state that Seal changes (golang/go#41689: safe for concurrent use as its
+// block cipher is), so the tracks of a connection seal with one key schedule
+// and one GHASH table — per connection, as the floor's forwarder does, and
+// not one copy per track, which a fan-out then misses in the cache on every
+// destination. Each sealer keeps its own SSRCs' indexes and scratch.
+type sessionSealing struct {
+	aead cipher.AEAD
+	salt [12]byte
+}
+
+// shareRTPSealing derives the RTP session AEAD once, for the sealers of every
+// track of the connection (AEAD profiles only; the others keep a pion context
+// per sealer). A failure leaves each sealer to derive its own, and fail alike.
+func (k *Keys) shareRTPSealing() {
+	aead, salt, err := sessionAEAD(k.Profile, labelSRTPKey, labelSRTPSalt, k.LocalKey, k.LocalSalt)
+	if err == nil && aead != nil {
+		k.rtpSealing = &sessionSealing{aead: aead, salt: salt}
+	}
 }
 
 var errNoExporter = errors.New("no keying material exporter")

@@ -98,8 +98,12 @@ func (r *Route) RTT() (time.Duration, bool) {
 	return time.Duration(d), d > 0
 }
 
-// SetKeys records the exported keys.
-func (r *Route) SetKeys(k Keys) { r.keys.Store(&k) }
+// SetKeys records the exported keys, with the RTP session AEAD the
+// connection's sealers share.
+func (r *Route) SetKeys(k Keys) {
+	k.shareRTPSealing()
+	r.keys.Store(&k)
+}
 
 // SetDest records the destination of the selected pair (nil: none of ours).
 func (r *Route) SetDest(d *Dest) { r.dest.Store(d) }

@@ -39,8 +39,12 @@ type rtpIndex struct {
 
 var errShortRTP = errors.New("srtp: packet shorter than its RTP header")
 
-// RTPSealer is a new sealer for SSRCs of what we send.
+// RTPSealer is a new sealer for SSRCs of what we send; sealers of keys a
+// Route holds share the connection's session AEAD.
 func (k *Keys) RTPSealer() (*RTPSealer, error) {
+	if s := k.rtpSealing; s != nil {
+		return &RTPSealer{aead: s.aead, salt: s.salt, indexes: make([]rtpIndex, 0, 2)}, nil
+	}
 	aead, salt, ctx, err := k.outbound(labelSRTPKey, labelSRTPSalt)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/pion/rtp"
@@ -155,5 +157,69 @@ func TestRTPSealerRefusesAPacketShorterThanItsHeader(t *testing.T) {
 	}
 	if _, err := s.Seal(make([]byte, SlotSize), make([]byte, 10), 12); err == nil {
 		t.Fatal("sealed a 10-byte packet with a 12-byte header")
+	}
+}
+
+// The sealers of a connection's tracks (keys held by a Route) share one
+// session AEAD, seal from goroutines of their own at once (the race detector
+// watches), and still protect each packet as a pion context does.
+func TestSealersOfARouteShareTheSessionAEAD(t *testing.T) {
+	for _, profile := range sealerProfiles {
+		t.Run(profile.String(), func(t *testing.T) {
+			var r Route
+			r.SetKeys(sealerKeys(t, profile))
+			k := r.keys.Load()
+			media, err := k.RTPSealer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rtx, err := k.RTPSealer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			aeadProfile := media.ctx == nil
+			if shared := media.aead != nil && media.aead == rtx.aead; shared != aeadProfile {
+				t.Fatalf("session AEAD shared: %v, want %v (an AEAD profile)", shared, aeadProfile)
+			}
+			sends := rtpSends(t)
+			got := make([][]byte, len(sends))
+			var wg sync.WaitGroup
+			for _, s := range []struct {
+				sealer *RTPSealer
+				ssrc   uint32
+			}{{media, 0x11223344}, {rtx, 0x55667788}} {
+				wg.Go(func() {
+					for i, p := range sends {
+						if binary.BigEndian.Uint32(p[8:]) != s.ssrc {
+							continue
+						}
+						var h rtp.Header
+						hl, err := h.Unmarshal(p)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if got[i], err = s.sealer.Seal(make([]byte, SlotSize), p, hl); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			ref, err := k.Outbound()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range sends {
+				want, err := ref.EncryptRTP(nil, p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got[i], want) {
+					t.Fatalf("packet %d (SSRC %x): sealed differently from pion", i, binary.BigEndian.Uint32(p[8:]))
+				}
+			}
+		})
 	}
 }
