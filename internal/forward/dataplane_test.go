@@ -293,16 +293,13 @@ func TestLinkHandlesRTCPTakenAtTheSocket(t *testing.T) {
 // a frame's last packet are sent at once.
 func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
 	sfu, up, ends := heldFixture(t, 2)
-	out := wire.NewBatch(64)
-	out.Held = true
-	var c wire.Counters
-	out.Stats = &c
+	out, c := heldBatch()
 	v := &video{t: t}
 	up.Receive(t0, v.next(vp8Key, true), out) // a one-packet frame: sent at once
 	if out.Len() != 0 {
 		t.Fatalf("a frame's only packet left %d datagrams queued", out.Len())
 	}
-	part := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
+	part := framePart()
 	for i := range 3 {
 		up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), out)
 		if out.Len() != 0 || c.Datagrams.Load() != 2 {
@@ -330,15 +327,9 @@ func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
 // receiver's together; the next read's packets follow in order.
 func TestHeldPacketsGoAtTheReadsEnd(t *testing.T) {
 	sfu, up, ends := heldFixture(t, 3)
-	out := wire.NewBatch(64)
-	out.Held = true
-	var c wire.Counters
-	out.Stats = &c
+	out, c := heldBatch()
 	v := &video{t: t}
-	up.Receive(t0, v.next(vp8Key, true), out)
-	part := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
-	up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), out)
-	up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), out)
+	keyThenParts(up, v, out, 2)
 	if out.Len() != 0 {
 		t.Fatalf("%d datagrams queued before the read's end; want the packets held", out.Len())
 	}
@@ -369,14 +360,9 @@ func TestHeldPacketsGoAtTheReadsEnd(t *testing.T) {
 // numbers of two destinations sharing a Link: each one's are consecutive.
 func TestHeldPacketsGoOneDestinationAtATime(t *testing.T) {
 	_, up, ends := heldFixtureOn(t, 2, NewLink(bwe.DefaultConfig()))
-	out := wire.NewBatch(64)
-	out.Held = true
+	out, _ := heldBatch()
 	v := &video{t: t}
-	up.Receive(t0, v.next(vp8Key, true), out)
-	part := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
-	for range 3 {
-		up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), out)
-	}
+	keyThenParts(up, v, out, 3)
 	up.Receive(t0.Add(33*time.Millisecond), v.next(vp8Delta, true), out)
 	for i, end := range ends {
 		var seqs []uint16
@@ -404,13 +390,9 @@ func TestHeldPacketsGoOneDestinationAtATime(t *testing.T) {
 // reader's release later sends nothing twice.
 func TestHeldPacketsGoBeforeAPacketOnAnotherPath(t *testing.T) {
 	_, up, ends := heldFixture(t, 1)
-	reader := wire.NewBatch(64)
-	reader.Held = true
+	reader, _ := heldBatch()
 	v := &video{t: t}
-	up.Receive(t0, v.next(vp8Key, true), reader)
-	part := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
-	up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), reader)
-	up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), reader)
+	keyThenParts(up, v, reader, 2)
 	other := wire.NewBatch(8) // Run's: never Held
 	up.Receive(t0.Add(33*time.Millisecond), v.next(vp8Delta, true), other)
 	reader.ReleaseHeld()
@@ -418,6 +400,28 @@ func TestHeldPacketsGoBeforeAPacketOnAnotherPath(t *testing.T) {
 		t.Fatalf("queued after the other path's packet: reader %d, other %d; want everything sent", reader.Len(), other.Len())
 	}
 	readInOrder(t, ends, 4)
+}
+
+// heldBatch is a socket reader's batch, with its counters.
+func heldBatch() (*wire.Batch, *wire.Counters) {
+	out := wire.NewBatch(64)
+	out.Held = true
+	out.Stats = &wire.Counters{}
+	return out, out.Stats
+}
+
+// framePart is the payload of a delta frame's packet before its last.
+func framePart() []byte {
+	return append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
+}
+
+// keyThenParts has up receive, in out, a one-packet keyframe and then n
+// packets of the next frame, not its last.
+func keyThenParts(up *UpTrack, v *video, out *wire.Batch, n int) {
+	up.Receive(t0, v.next(vp8Key, true), out)
+	for range n {
+		up.Receive(t0.Add(33*time.Millisecond), v.next(framePart(), false), out)
+	}
 }
 
 // heldFixture is a video source forwarded on the own path, from one socket,
