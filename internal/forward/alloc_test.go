@@ -61,7 +61,7 @@ func (f *forwardFixture) step() {
 	f.seq++
 	f.raw[2], f.raw[3] = byte(f.seq>>8), byte(f.seq)
 	if f.up.parse(time.Now(), f.raw, &f.pkt, true) {
-		f.up.forward(onePacket(&f.pkt), f.up.testOut())
+		f.up.forward(&f.pkt, f.up.testOut())
 	}
 }
 

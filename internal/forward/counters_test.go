@@ -92,7 +92,7 @@ func TestMutedAudioNotForwarded(t *testing.T) {
 	var pkt Packet
 	for i := range 5 {
 		if up.parse(time.Now(), rtpPacket(t, srcAudioSSRC, srcAudioPT, uint16(i), 960*uint32(i), false, opusFrame), &pkt, false) {
-			up.forward(onePacket(&pkt), up.testOut())
+			up.forward(&pkt, up.testOut())
 		}
 	}
 	if len(w.packets()) != 0 || d.Counters().Packets != 0 || up.stats.DroppedMuted.Load() != 5 {

@@ -40,7 +40,7 @@ func FuzzOwnDataPlane(f *testing.F) {
 			raw = append([]byte(nil), raw...)
 			if up.parse(time.Now(), raw, &pkt, true) {
 				pkt.Arrival = t0.Add(time.Duration(i) * time.Millisecond)
-				up.forward(onePacket(&pkt), up.testOut())
+				up.forward(&pkt, up.testOut())
 			}
 		}
 		sent := d.Counters().Packets

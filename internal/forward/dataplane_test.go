@@ -288,23 +288,42 @@ func TestLinkHandlesRTCPTakenAtTheSocket(t *testing.T) {
 	}
 }
 
-// On the socket reader's batch (Held) a frame's packets wait in the track for
-// its last one and then go to each receiver in one go, as one train; audio and
-// a frame's last packet are sent at once.
+// On the socket reader's batch (Held) a frame's packets wait for its last one
+// and then leave together, each receiver's as one train; audio and a frame's
+// last packet are sent at once.
 func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
-	sfu, up, ends := heldFixture(t, 2)
-	out, c := heldBatch()
+	sfu, err := wire.NewSocket(udp(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := newVideoUp(t, &keyframeRequests{})
+	var ends []*receiverEnd
+	for i := range 2 {
+		k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, byte(10*i+1))
+		end := newReceiverEnd(t, k)
+		d := NewDownTrack(up, "r")
+		d.SetLink(NewLink(bwe.DefaultConfig()))
+		d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
+		if _, err := d.Bind(videoContext(webrtc.SSRC(5000+i), webrtc.SSRC(6000+i)).withWriter(&recorder{}).withTWCC(3)); err != nil {
+			t.Fatal(err)
+		}
+		up.AddDown(d)
+		ends = append(ends, end)
+	}
+	out := wire.NewBatch(64)
+	out.Held = true
+	var c wire.Counters
+	out.Stats = &c
 	v := &video{t: t}
 	up.Receive(t0, v.next(vp8Key, true), out) // a one-packet frame: sent at once
 	if out.Len() != 0 {
 		t.Fatalf("a frame's only packet left %d datagrams queued", out.Len())
 	}
-	part := framePart()
+	part := append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
 	for i := range 3 {
 		up.Receive(t0.Add(33*time.Millisecond), v.next(part, false), out)
-		if out.Len() != 0 || c.Datagrams.Load() != 2 {
-			t.Fatalf("after the frame's packet %d, %d datagrams queued and %d sent; want none beyond the keyframe's 2",
-				i+1, out.Len(), c.Datagrams.Load())
+		if out.Len() != 2*(i+1) {
+			t.Fatalf("after the frame's packet %d, %d datagrams queued; want %d", i+1, out.Len(), 2*(i+1))
 		}
 	}
 	before := c.Messages.Load()
@@ -319,153 +338,9 @@ func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
 	if msgs := c.Messages.Load() - before; msgs != want {
 		t.Fatalf("the frame went in %d messages; want %d", msgs, want)
 	}
-	readInOrder(t, ends, 5)
-}
-
-// A frame cut by the end of a read: its packets so far go when the batch's
-// owner releases what was held, into the batch it then flushes, each
-// receiver's together; the next read's packets follow in order.
-func TestHeldPacketsGoAtTheReadsEnd(t *testing.T) {
-	sfu, up, ends := heldFixture(t, 3)
-	out, c := heldBatch()
-	v := &video{t: t}
-	keyThenParts(up, v, out, 2)
-	if out.Len() != 0 {
-		t.Fatalf("%d datagrams queued before the read's end; want the packets held", out.Len())
-	}
-	out.ReleaseHeld()
-	if out.Len() != 6 {
-		t.Fatalf("%d datagrams queued at the read's end; want 2 packets × 3 receivers", out.Len())
-	}
-	before := c.Messages.Load()
-	out.Flush()
-	want := uint64(3) // each receiver's packets as one train
-	if !sfu.GSO() {
-		want = 6
-	}
-	if msgs := c.Messages.Load() - before; msgs != want {
-		t.Fatalf("the held packets went in %d messages; want %d", msgs, want)
-	}
-	out.ReleaseHeld() // nothing held any more: a second release sends nothing
-	if out.Len() != 0 {
-		t.Fatalf("a second release queued %d datagrams", out.Len())
-	}
-	up.Receive(t0.Add(33*time.Millisecond), v.next(vp8Delta, true), out) // the next read: the frame's last
-	readInOrder(t, ends, 4)
-}
-
-// Held packets go destination by destination: one destination gets all of
-// them before the next gets any, so what a destination touches per packet
-// stays in cache between its packets. Seen in the transport-wide sequence
-// numbers of two destinations sharing a Link: each one's are consecutive.
-func TestHeldPacketsGoOneDestinationAtATime(t *testing.T) {
-	_, up, ends := heldFixtureOn(t, 2, NewLink(bwe.DefaultConfig()))
-	out, _ := heldBatch()
-	v := &video{t: t}
-	keyThenParts(up, v, out, 3)
-	up.Receive(t0.Add(33*time.Millisecond), v.next(vp8Delta, true), out)
-	for i, end := range ends {
-		var seqs []uint16
-		for range 5 {
-			var h rtp.Header
-			if _, err := h.Unmarshal(end.read(t)); err != nil {
-				t.Fatal(err)
-			}
-			seq, ok := twccSeq(t, h)
-			if !ok {
-				t.Fatalf("receiver %d: a packet without a transport-wide sequence number", i)
-			}
-			seqs = append(seqs, seq)
-		}
-		for j := 2; j < len(seqs); j++ { // the frame's 4 packets, after the keyframe
-			if seqs[j] != seqs[j-1]+1 {
-				t.Fatalf("receiver %d got transport-wide sequence numbers %v: the frame's packets were interleaved with another destination's", i, seqs)
-			}
-		}
-	}
-}
-
-// A packet on pion's path (a repair unwrapped from RTX) while packets wait for
-// the reader's batch: those go first, into the batch at hand, and the
-// reader's release later sends nothing twice.
-func TestHeldPacketsGoBeforeAPacketOnAnotherPath(t *testing.T) {
-	_, up, ends := heldFixture(t, 1)
-	reader, _ := heldBatch()
-	v := &video{t: t}
-	keyThenParts(up, v, reader, 2)
-	other := wire.NewBatch(8) // Run's: never Held
-	up.Receive(t0.Add(33*time.Millisecond), v.next(vp8Delta, true), other)
-	reader.ReleaseHeld()
-	if reader.Len() != 0 || other.Len() != 0 {
-		t.Fatalf("queued after the other path's packet: reader %d, other %d; want everything sent", reader.Len(), other.Len())
-	}
-	readInOrder(t, ends, 4)
-}
-
-// heldBatch is a socket reader's batch, with its counters.
-func heldBatch() (*wire.Batch, *wire.Counters) {
-	out := wire.NewBatch(64)
-	out.Held = true
-	out.Stats = &wire.Counters{}
-	return out, out.Stats
-}
-
-// framePart is the payload of a delta frame's packet before its last.
-func framePart() []byte {
-	return append(append([]byte(nil), vp8Delta...), bytes.Repeat([]byte{0xab}, 1100)...)
-}
-
-// keyThenParts has up receive, in out, a one-packet keyframe and then n
-// packets of the next frame, not its last.
-func keyThenParts(up *UpTrack, v *video, out *wire.Batch, n int) {
-	up.Receive(t0, v.next(vp8Key, true), out)
-	for range n {
-		up.Receive(t0.Add(33*time.Millisecond), v.next(framePart(), false), out)
-	}
-}
-
-// heldFixture is a video source forwarded on the own path, from one socket,
-// to n receivers with congestion control.
-func heldFixture(t *testing.T, n int) (*wire.Socket, *UpTrack, []*receiverEnd) {
-	t.Helper()
-	return heldFixtureOn(t, n, nil)
-}
-
-// heldFixtureOn is heldFixture with every DownTrack on link (nil: one each).
-func heldFixtureOn(t *testing.T, n int, link *Link) (*wire.Socket, *UpTrack, []*receiverEnd) {
-	t.Helper()
-	sfu, err := wire.NewSocket(udp(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := newVideoUp(t, &keyframeRequests{})
-	var ends []*receiverEnd
-	for i := range n {
-		k := testKeys(srtp.ProtectionProfileAeadAes128Gcm, byte(10*i+1))
-		end := newReceiverEnd(t, k)
-		d := NewDownTrack(up, "r")
-		if link != nil {
-			d.SetLink(link)
-		} else {
-			d.SetLink(NewLink(bwe.DefaultConfig()))
-		}
-		d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
-		if _, err := d.Bind(videoContext(webrtc.SSRC(5000+i), webrtc.SSRC(6000+i)).withWriter(&recorder{}).withTWCC(twccID)); err != nil {
-			t.Fatal(err)
-		}
-		up.AddDown(d)
-		ends = append(ends, end)
-	}
-	return sfu, up, ends
-}
-
-// readInOrder reads n packets at each receiver: consecutive sequence
-// numbers, the marker on the first (a keyframe of one packet) and the last.
-func readInOrder(t *testing.T, ends []*receiverEnd, n int) {
-	t.Helper()
 	for i, end := range ends {
 		var last uint16
-		for j := range n {
+		for j := range 5 {
 			var h rtp.Header
 			if _, err := h.Unmarshal(end.read(t)); err != nil {
 				t.Fatal(err)
@@ -474,7 +349,7 @@ func readInOrder(t *testing.T, ends []*receiverEnd, n int) {
 				t.Fatalf("receiver %d packet %d: sequence %d after %d", i, j, h.SequenceNumber, last)
 			}
 			last = h.SequenceNumber
-			if h.Marker != (j == 0 || j == n-1) {
+			if h.Marker != (j == 0 || j == 4) {
 				t.Fatalf("receiver %d packet %d: marker %v", i, j, h.Marker)
 			}
 		}

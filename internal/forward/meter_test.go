@@ -44,7 +44,7 @@ func TestMeterLatencyFromTheSocket(t *testing.T) {
 		f.raw[2], f.raw[3] = byte(f.seq>>8), byte(f.seq)
 		m.Stamps.Observe(f.raw, time.Now().Add(-time.Millisecond)) // what the socket reader does
 		if f.up.parse(time.Now(), f.raw, &f.pkt, true) {
-			f.up.forward(onePacket(&f.pkt), f.up.testOut())
+			f.up.forward(&f.pkt, f.up.testOut())
 		}
 	}
 	s := m.Snapshot()

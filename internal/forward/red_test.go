@@ -291,7 +291,7 @@ func TestREDForwardDoesNotAllocate(t *testing.T) {
 		raw[2], raw[3] = byte(seq>>8), byte(seq)
 		raw[4], raw[5], raw[6], raw[7] = byte(ts>>24), byte(ts>>16), byte(ts>>8), byte(ts)
 		if up.parse(time.Now(), raw, &pkt, false) {
-			up.forward(onePacket(&pkt), up.testOut())
+			up.forward(&pkt, up.testOut())
 		}
 	}
 	if allocs := testing.AllocsPerRun(1000, step); allocs != 0 {

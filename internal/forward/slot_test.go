@@ -100,7 +100,7 @@ func TestAudioSlotForwardDoesNotAllocate(t *testing.T) {
 		seq++
 		raw[2], raw[3] = byte(seq>>8), byte(seq)
 		if up.parse(time.Now(), raw, &pkt, false) {
-			up.forward(onePacket(&pkt), up.testOut())
+			up.forward(&pkt, up.testOut())
 		}
 	}
 	if allocs := testing.AllocsPerRun(1000, step); allocs != 0 {

@@ -67,16 +67,10 @@ type UpTrack struct {
 	// rx serializes the two ways a packet comes in — Run (pion's path: the
 	// packets before the data plane took the stream, and repaired ones, which
 	// pion unwraps from RTX) and Receive (the socket's reader) — and owns
-	// what they share: the packets being forwarded and the receive log.
-	rx sync.Mutex
-	// held are the packets parsed and not yet forwarded: on the socket
-	// reader's batch, a video frame's packets of one read wait there for the
-	// frame's last one or the read's end (heldIn: the batch they wait for), so
-	// that each destination gets them in one go (forward).
-	held   [maxHeld]Packet
-	nHeld  int
-	heldIn *wire.Batch // the batch this track is registered with (Batch.Hold) for its current read
-	recv   recvLog
+	// what they share: the packet being forwarded and the receive log.
+	rx   sync.Mutex
+	pkt  Packet
+	recv recvLog
 	// onLoss is told when recv puts packets on its NACK list (OnLoss).
 	onLoss atomic.Pointer[func()]
 
@@ -113,10 +107,6 @@ const storeSlotSize = 1280
 // fanoutBatch is the datagrams one received packet's fan-out sends in one
 // system call: a bigger fan-out is sent in several.
 const fanoutBatch = 32
-
-// maxHeld is the most packets of a frame a track keeps before forwarding
-// them: a 720p delta frame's, a keyframe's in parts.
-const maxHeld = 16
 
 // TrackStats are counters read by metrics and tests.
 type TrackStats struct {
@@ -244,52 +234,11 @@ func (u *UpTrack) Receive(now time.Time, raw []byte, out *wire.Batch) {
 		out.Stats = &u.p.Meter.Wire // the socket reader's batch, on its goroutine
 		out.Sampler = u.p.Meter
 	}
-	video := u.p.Kind == webrtc.RTPCodecTypeVideo
 	u.rx.Lock()
-	defer u.rx.Unlock()
-	if u.nHeld > 0 && u.heldIn != out {
-		u.forward(u.takeHeldLocked(), out) // kept for another batch: they go first, in order
+	if u.parse(now, raw, &u.pkt, u.p.Kind == webrtc.RTPCodecTypeVideo) {
+		u.forward(&u.pkt, out)
 	}
-	pkt := &u.held[u.nHeld]
-	if !u.parse(now, raw, pkt, video) {
-		return
-	}
-	u.nHeld++
-	// A frame's packets read together wait for its last one or for the
-	// read's end: each destination then gets them in one go, its state
-	// (rewrite, logs, estimator, sealer) touched once rather than per packet.
-	hold := out.Held && video && !pkt.Header.Marker && u.nHeld < len(u.held)
-	if hold && u.heldIn != out {
-		hold = out.Hold(u)
-		if hold {
-			u.heldIn = out
-		}
-	}
-	if !hold {
-		u.forward(u.takeHeldLocked(), out)
-	}
-}
-
-// ReleaseHeld forwards the packets kept for out's read (wire.Holder); the
-// batch's owner calls it at the read's end.
-func (u *UpTrack) ReleaseHeld(out *wire.Batch) {
-	u.rx.Lock()
-	defer u.rx.Unlock()
-	if u.heldIn != out {
-		return
-	}
-	u.heldIn = nil
-	if u.nHeld > 0 {
-		u.forward(u.takeHeldLocked(), out)
-	}
-}
-
-// takeHeldLocked empties held, returning what it held (valid until the
-// next packet is parsed).
-func (u *UpTrack) takeHeldLocked() []Packet {
-	pkts := u.held[:u.nHeld]
-	u.nHeld = 0
-	return pkts
+	u.rx.Unlock()
 }
 
 // parse fills pkt from raw, which arrived at now; it reports false (and
@@ -361,88 +310,65 @@ func (u *UpTrack) parse(now time.Time, raw []byte, pkt *Packet, video bool) bool
 	return true
 }
 
-// forward is the selective-forwarding step (thesis Algorithm 1) for pkts,
-// packets of this stream in arrival order: each destination decides with
-// accept, which never modifies a packet, and gets all of pkts it accepts
-// before the next destination gets any.
-func (u *UpTrack) forward(pkts []Packet, out *wire.Batch) {
-	if len(pkts) == 0 {
-		return
-	}
-	var fan [maxHeld]fanned
-	if u.p.Meter != nil {
-		for i := range pkts {
-			fan[i].onWire, fan[i].timed = u.p.Meter.sampleStart(pkts[i].Header.SSRC, pkts[i].Header.SequenceNumber)
-		}
-	}
+// forward is the selective-forwarding step (thesis Algorithm 1): each destination
+// decides with accept, which never modifies the packet.
+func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 	var askKeyframe *UpTrack
+	var onWire time.Time
+	timed := false
+	if u.p.Meter != nil {
+		onWire, timed = u.p.Meter.sampleStart(pkt.Header.SSRC, pkt.Header.SequenceNumber)
+	}
+	sent, accepted := 0, 0
 	for _, d := range *u.downs.Load() {
-		for i := range pkts {
-			pkt, f := &pkts[i], &fan[i]
-			if !d.accept(pkt) {
-				continue
-			}
-			f.accepted++
-			if out.Free() == 0 {
-				out.Flush() // no lock held here
-			}
-			queued := out.Len()
-			ok, ask := d.write(pkt, out)
-			if ok {
-				f.sent++
-				// Sampled when the send is handed to the kernel: pion's at once,
-				// ours when the batch carrying it is flushed.
-				switch {
-				case f.timed && out.Len() > queued:
-					out.Timed(f.onWire, pkt.Arrival)
-				case f.timed:
-					u.p.Meter.Sent(f.onWire, pkt.Arrival, time.Now())
-				}
-			}
-			if ask != nil {
-				askKeyframe = ask
+		if !d.accept(pkt) {
+			continue
+		}
+		accepted++
+		if out.Free() == 0 {
+			out.Flush() // no lock held here
+		}
+		queued := out.Len()
+		ok, ask := d.write(pkt, out)
+		if ok {
+			sent++
+			// Sampled when the send is handed to the kernel: pion's at once,
+			// ours when the batch carrying it is flushed.
+			switch {
+			case timed && out.Len() > queued:
+				out.Timed(onWire, pkt.Arrival)
+			case timed:
+				u.p.Meter.Sent(onWire, pkt.Arrival, time.Now())
 			}
 		}
+		if ask != nil {
+			askKeyframe = ask
+		}
 	}
-	last := &pkts[len(pkts)-1]
 	// The packets of a frame read together leave together, each receiver's
 	// as one GSO train; the end of a frame, or of the read, sends.
-	frameGoesOn := out.Held && u.p.Kind == webrtc.RTPCodecTypeVideo && !last.Header.Marker
+	frameGoesOn := out.Held && u.p.Kind == webrtc.RTPCodecTypeVideo && !pkt.Header.Marker
 	if out.Len() > 0 && !frameGoesOn {
 		out.Flush()
 	}
-	for i := range pkts {
-		u.forwarded(&pkts[i], fan[i])
-	}
-	// Asked outside the destinations' locks; RequestKeyframe aggregates requests.
-	if askKeyframe != nil {
-		askKeyframe.RequestKeyframe(last.Arrival)
-	}
-}
-
-// fanned is what forward did with one packet.
-type fanned struct {
-	onWire         time.Time // when it left the socket's queue, for a latency sample
-	timed          bool      // sampled for latency
-	accepted, sent int       // destinations that took it, and those it was sent to
-}
-
-// forwarded stores and counts pkt once its destinations had it.
-func (u *UpTrack) forwarded(pkt *Packet, f fanned) {
 	// Kept when some destination took it, sent or not: one whose send failed
 	// (its path not ready yet) has the packet in its sequence space and will
 	// ask for it again.
-	if f.accepted > 0 && u.p.Kind == webrtc.RTPCodecTypeVideo {
+	if accepted > 0 && u.p.Kind == webrtc.RTPCodecTypeVideo {
 		u.keep(pkt)
 	}
-	if f.accepted > 0 {
+	if accepted > 0 {
 		u.tapped(pkt)
 	}
-	if f.sent > 0 {
-		u.stats.Forwarded.Add(uint64(f.sent))
+	if sent > 0 {
+		u.stats.Forwarded.Add(uint64(sent))
 		if u.p.Meter != nil {
-			u.p.Meter.forwarded(f.sent, len(pkt.Payload))
+			u.p.Meter.forwarded(sent, len(pkt.Payload))
 		}
+	}
+	// Asked outside the destinations' locks; RequestKeyframe aggregates requests.
+	if askKeyframe != nil {
+		askKeyframe.RequestKeyframe(pkt.Arrival)
 	}
 }
 

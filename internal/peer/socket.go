@@ -126,8 +126,7 @@ type observingConn struct {
 // retransmissions), sent at the end of each frame and once the read's
 // datagrams are handled (a full batch flushes earlier): a frame read whole
 // goes to each receiver as one GSO train. Room for a 720p frame's packets to
-// a few receivers, or one packet's fan-out to 256; a frame's fan-out goes
-// receiver by receiver (forward.UpTrack), so a full batch flushes whole trains.
+// a few receivers, or one packet's fan-out to 256.
 const ingressBatch = 256
 
 // observe shows datagram b to the feedback with the time it reached the host
@@ -148,14 +147,13 @@ func (c *observingConn) observe(b, oob []byte) time.Time {
 
 // ReadFromAddrPort reads the next datagram the guard lets through and the
 // data plane does not take (ingress), copied into b. What ingress took may
-// have queued datagrams in the reader's batch (its fan-out, answers) or kept
-// packets to fan out together (a frame's): they go once the read's datagrams
-// are handled, before the reader waits for the socket, and before pion gets
-// a datagram.
+// have queued datagrams in the reader's batch (its fan-out, answers): they go
+// once the read's datagrams are handled, before the reader waits for the
+// socket, and before pion gets a datagram.
 func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
 	for {
-		if c.reader.Pending() == 0 {
-			c.send()
+		if c.reader.Pending() == 0 && c.out.Len() > 0 {
+			c.out.Flush()
 		}
 		p, oob, addr, err := c.reader.Next()
 		if err != nil {
@@ -176,17 +174,10 @@ func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) 
 				p = p[:wire.STUNHeaderLen] // rewritten in place (consent.take)
 			}
 		}
-		c.send()
+		if c.out.Len() > 0 {
+			c.out.Flush()
+		}
 		return copy(b, p), addr, nil
-	}
-}
-
-// send sends what the datagrams handled so far left: the packets their
-// streams kept (Batch.Hold), then the batch.
-func (c *observingConn) send() {
-	c.out.ReleaseHeld()
-	if c.out.Len() > 0 {
-		c.out.Flush()
 	}
 }
 

@@ -30,10 +30,9 @@ type Batch struct {
 
 	// Held: the owner flushes when its read of the socket runs dry, so a
 	// writer may leave datagrams queued between the packets of one frame read
-	// together, to leave as one train per receiver, or keep the packets
-	// themselves (Hold). They wait at most the rest of that read.
-	Held    bool
-	holders []Holder
+	// together, to leave as one train per receiver. They wait at most the
+	// rest of that read.
+	Held bool
 
 	// Sampler, when set, is told each Timed datagram's send once the flush
 	// carrying it has handed it to the kernel (benchmarks' latency).
@@ -53,19 +52,6 @@ type departure struct {
 	to  Departure
 	seq uint16
 }
-
-// Holder is a writer that keeps packets of the read a Held batch's owner is
-// handling, to send them later in one go (forward.UpTrack: a frame's packets,
-// receiver by receiver). The packets live in the reader's buffers: the owner
-// has every holder send what it kept (ReleaseHeld) once the read's datagrams
-// are handled, before it flushes and before the reader reads again.
-type Holder interface {
-	ReleaseHeld(out *Batch)
-}
-
-// maxHolders is how many writers may keep packets of one read: the streams
-// whose packets one read of the socket carries (a full Hold sends at once).
-const maxHolders = 64
 
 // Sampler records when sampled datagrams were handed to the kernel.
 type Sampler interface {
@@ -88,7 +74,7 @@ type Counters struct {
 func NewBatch(slots int) *Batch {
 	slots = max(slots, 1)
 	b := &Batch{buf: make([]byte, slots*SlotSize), lens: make([]int, slots), dests: make([]*Dest, slots),
-		timed: make([]timedSend, 0, slots), departs: make([]departure, 0, slots), holders: make([]Holder, 0, maxHolders)}
+		timed: make([]timedSend, 0, slots), departs: make([]departure, 0, slots)}
 	b.sys.init(b, slots)
 	return b
 }
@@ -133,28 +119,6 @@ func (b *Batch) Stamp(d Departure, seq uint16) {
 	if b.n > len(b.departs) && len(b.departs) < cap(b.departs) {
 		b.departs = append(b.departs, departure{d, seq})
 	}
-}
-
-// Hold registers h, which keeps packets of the current read, to be told to
-// send them by ReleaseHeld. False (the batch is not Held, or has no room):
-// h must send them now.
-func (b *Batch) Hold(h Holder) bool {
-	if !b.Held || len(b.holders) == cap(b.holders) {
-		return false
-	}
-	b.holders = append(b.holders, h)
-	return true
-}
-
-// ReleaseHeld has every holder registered since the last ReleaseHeld send
-// what it kept into b, in the order they held. The owner calls it, with no
-// lock held, once the read's datagrams are handled, then flushes.
-func (b *Batch) ReleaseHeld() {
-	for i, h := range b.holders {
-		h.ReleaseHeld(b)
-		b.holders[i] = nil
-	}
-	b.holders = b.holders[:0]
 }
 
 // Flush sends every queued datagram, one system call per run of datagrams for

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -186,39 +185,5 @@ func TestBatchStampsDepartures(t *testing.T) {
 	batch.Flush()
 	if len(got.seqs) != 2 {
 		t.Errorf("an empty flush told %d departures", len(got.seqs)-2)
-	}
-}
-
-type holderLog struct {
-	name string
-	log  *[]string
-}
-
-func (h holderLog) ReleaseHeld(*Batch) { *h.log = append(*h.log, h.name) }
-
-// Only a Held batch takes holders, as many as maxHolders; ReleaseHeld tells
-// them in the order they held, once.
-func TestBatchReleasesItsHoldersInOrderOnce(t *testing.T) {
-	var log []string
-	if NewBatch(4).Hold(holderLog{"a", &log}) {
-		t.Fatal("a batch that is not Held took a holder")
-	}
-	b := NewBatch(4)
-	b.Held = true
-	for i := range maxHolders {
-		if !b.Hold(holderLog{fmt.Sprint(i), &log}) {
-			t.Fatalf("holder %d refused", i)
-		}
-	}
-	if b.Hold(holderLog{"over", &log}) {
-		t.Fatalf("holder %d taken: the batch keeps at most %d", maxHolders+1, maxHolders)
-	}
-	b.ReleaseHeld()
-	if len(log) != maxHolders || log[0] != "0" || log[maxHolders-1] != fmt.Sprint(maxHolders-1) {
-		t.Fatalf("released %v", log)
-	}
-	b.ReleaseHeld()
-	if len(log) != maxHolders {
-		t.Fatalf("a second release told %d holders again", len(log)-maxHolders)
 	}
 }
