@@ -67,8 +67,15 @@ func Listen(cfg TransportConfig) (*Transport, error) {
 	return t, nil
 }
 
-// SetHandler sets what receives accepted datagrams.
-func (t *Transport) SetHandler(h Handler) { t.handler.Store(&h) }
+// SetHandler sets what receives accepted datagrams; nil drops them (a
+// cascade closing while its peers still send).
+func (t *Transport) SetHandler(h Handler) {
+	if h == nil {
+		t.handler.Store(nil) // a pointer to a nil func would be called
+		return
+	}
+	t.handler.Store(&h)
+}
 
 // Addr is the socket's local address.
 func (t *Transport) Addr() netip.AddrPort { return t.conn.LocalAddr().(*net.UDPAddr).AddrPort() }

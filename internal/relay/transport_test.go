@@ -158,3 +158,25 @@ func TestSendAllocs(t *testing.T) {
 		t.Fatalf("%.1f allocations per send", allocs)
 	}
 }
+
+// A handler taken away (SetHandler(nil), as a closing cascade does) drops
+// what still arrives: the reader neither panics nor stops, and a handler set
+// again receives.
+func TestTransportWithoutHandlerDropsWhatArrives(t *testing.T) {
+	ncs := natsConns(t, 2)
+	a, b := startNode(t, ncs[0], "a"), startNode(t, ncs[1], "b")
+	to := b.t.Addr()
+	await(t, b, "before", func() { _ = a.t.Send(time.Now(), to, KindMedia, 1, []byte("before")) })
+	b.t.SetHandler(nil)
+	received := b.t.Stats().Received.Load()
+	deadline := time.Now().Add(3 * time.Second)
+	for b.t.Stats().Received.Load() < received+3 {
+		if time.Now().After(deadline) {
+			t.Fatal("datagrams sent with no handler were not received")
+		}
+		_ = a.t.Send(time.Now(), to, KindMedia, 1, []byte("while none"))
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.t.SetHandler(func(_ uint32, _ Kind, _ uint32, body []byte) { b.got <- string(body) })
+	await(t, b, "after", func() { _ = a.t.Send(time.Now(), to, KindMedia, 1, []byte("after")) })
+}
