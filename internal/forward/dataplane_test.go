@@ -358,8 +358,9 @@ func TestHeldBatchSendsAFrameWhenItsLastPacketIsIn(t *testing.T) {
 
 // On the own path a packet's send time for the estimator is when the flush
 // handed it to the socket (wire.Batch.Stamp, Link.Departed), not when it was
-// stamped: here the stamp's clock reads a second early, and the round trip
-// from its feedback is still the path's 20 ms.
+// stamped: here the link's clock reads a second early, and is not even read
+// per packet (bwe.Estimator.OnQueued), and the round trip from its feedback
+// is still the path's 20 ms.
 func TestOwnPathSendTimeIsTheFlush(t *testing.T) {
 	sfu, err := wire.NewSocket(udp(t))
 	if err != nil {
@@ -370,7 +371,8 @@ func TestOwnPathSendTimeIsTheFlush(t *testing.T) {
 	end := newReceiverEnd(t, k)
 	d := NewDownTrack(up, "r")
 	l := NewLink(bwe.DefaultConfig())
-	l.clock = func() time.Time { return time.Now().Add(-time.Second) }
+	clockReads := 0
+	l.clock = func() time.Time { clockReads++; return time.Now().Add(-time.Second) }
 	d.SetLink(l)
 	d.SetRoute(ownRoute(t, k, sfu, addrPort(end.conn)))
 	if _, err := d.Bind(videoContext(5000, 6000).withWriter(&recorder{}).withTWCC(3)); err != nil {
@@ -380,6 +382,9 @@ func TestOwnPathSendTimeIsTheFlush(t *testing.T) {
 	out := wire.NewBatch(8)
 	up.Receive(t0, (&video{t: t}).next(vp8Key, true), out) // flushed at once
 	end.read(t)
+	if clockReads != 0 {
+		t.Errorf("the link's clock was read %d times for a packet the batch stamps", clockReads)
+	}
 	acked := time.Now().Add(20 * time.Millisecond)
 	fb := &rtcp.TransportLayerCC{BaseSequenceNumber: 1, PacketStatusCount: 1, ReferenceTime: 1,
 		PacketChunks: []rtcp.PacketStatusChunk{&rtcp.RunLengthChunk{PacketStatusSymbol: rtcp.TypeTCCPacketReceivedSmallDelta, RunLength: 1}},

@@ -27,11 +27,9 @@ var errNoCodec = errors.New("receiver does not support the codec")
 // into one continuous stream (rewrite.Projector); it answers the receiver's NACKs
 // from the source's store, rewritten again as its log of what it sent says.
 type DownTrack struct {
-	up       *UpTrack // the first track of the source; names the DownTrack
-	receiver string   // receiving participant's id
-	id       string
-	streamID string
-
+	// The fields a packet's write reads or writes come first, together: on a
+	// busy box a destination's state is cold by its next packet, and each cache
+	// line it touches is a miss (docs/performance.md, "Where the time goes").
 	selected atomic.Bool                // the selection policy's verdict (Last N); audio ignores it
 	bypassed atomic.Bool                // the receiver gets this source peer to peer: nothing is forwarded (SetBypassed)
 	redOn    atomic.Bool                // audio: the room lets RED through, when negotiated (SetRED)
@@ -40,42 +38,52 @@ type DownTrack struct {
 	route    atomic.Pointer[wire.Route] // the receiver connection's data-plane route (nil: pion sends)
 	breaks   atomic.Uint64              // video: the receiver's picture broke (Breaks)
 
-	// mu guards everything below. On the own data plane it is never held
-	// across a system call: packets are protected into the caller's
-	// wire.Batch, which its owner flushes after unlocking. Not a leaf: sending
-	// takes the Link's mu inside it (DownTrack.mu, then Link.mu; never the
-	// other way round).
-	mu            sync.Mutex
-	mode          wire.Mode       // how this track's RTP is sent, fixed at its first packet
-	seal          *wire.RTPSealer // mode Own: protects our SSRCs (media and RTX), only ours
-	fb            *wire.Batch     // the feedback reader's batch (NACK answers)
-	bound         bool
+	// mu guards everything below but the last four fields. On the own data
+	// plane it is never held across a system call: packets are protected into
+	// the caller's wire.Batch, which its owner flushes after unlocking. Not a
+	// leaf: sending takes the Link's mu inside it (DownTrack.mu, then Link.mu;
+	// never the other way round).
+	mu          sync.Mutex
+	mode        wire.Mode // how this track's RTP is sent, fixed at its first packet
+	bound       bool
+	plainAudio  bool // audio: never RED (SetPlainAudio)
+	pt          uint8
+	redPT       uint8   // audio: RED's payload type when the receiver negotiated it (red.go; 0: plain Opus)
+	playoutID   uint8   // negotiated playout-delay extension id (0: none)
+	playoutExt  [3]byte // hdr's playout delay, when the link asks one
+	twccExt     [2]byte // hdr's transport-wide sequence number
+	ssrc        uint32
+	sentPackets uint32
+	sentOctets  uint32             // payload bytes, as sender reports count them
+	seal        *wire.RTPSealer    // mode Own: protects our SSRCs (media and RTX), only ours
+	slot        *slot              // an audio slot's source and numbering (nil: one source's track)
+	proj        *rewrite.Projector // video only
+	sent        *sentLog           // video: what was sent, for NACKs
+	resyncDue   int64              // unix nanos: give up resyncSegment then (resyncLocked); 0: none
+	counters    DownCounters
+	hdr         rtp.Header // scratch, reused for every write
+
+	// Less often: repairs, layer changes, negotiation, reports.
+	fb            *wire.Batch // the feedback reader's batch (NACK answers)
 	writer        webrtc.TrackLocalWriter
-	ssrc, rtxSSRC uint32
-	pt, rtxPT     uint8
-	redPT         uint8 // audio: RED's payload type when the receiver negotiated it (red.go; 0: plain Opus)
-	plainAudio    bool  // audio: never RED (SetPlainAudio)
+	rtxSSRC       uint32
+	rtxPT         uint8
 	rtxSeq        uint16
 	ups           [rewrite.MaxEncodings]*UpTrack // video: the source's encodings
-	proj          *rewrite.Projector             // video only
-	slot          *slot                          // an audio slot's source and numbering (nil: one source's track)
 	layer         int                            // wanted encoding while selected
 	suspended     bool                           // video off for lack of bandwidth
 	temporal      int                            // highest temporal layer wanted
-	hdr           rtp.Header                     // scratch, reused for every write
-	twccExt       [2]byte                        // hdr's transport-wide sequence number
-	playoutID     uint8                          // negotiated playout-delay extension id (0: none)
-	playoutExt    [3]byte                        // hdr's playout delay, when the link asks one
 	rtxBuf        []byte                         // a stored packet being resent
 	rtxOut        []byte                         // its RTX payload
-	sent          *sentLog                       // video: what was sent, for NACKs
-	resyncDue     int64                          // unix nanos: give up resyncSegment then (resyncLocked); 0: none
 	resyncSegment uint64                         // the segment a held resync is for
 	writeRTCP     func([]rtcp.Packet) error      // the receiver connection's, for sender reports
 	sr            srScratch                      // the sender report relayed, reused
-	sentPackets   uint32
-	sentOctets    uint32 // payload bytes, as sender reports count them
-	counters      DownCounters
+
+	// Set once by NewDownTrack, read without mu.
+	up       *UpTrack // the first track of the source; names the DownTrack
+	receiver string   // receiving participant's id
+	id       string
+	streamID string
 }
 
 // DownCounters count what a DownTrack did with the packets offered to it; read
@@ -497,7 +505,7 @@ func (d *DownTrack) sendLocked(payload []byte, probe bool, out *wire.Batch) erro
 			return d.protectLocked(payload, dest, out)
 		}
 		l.mu.Lock()
-		seq, stamped := l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe)
+		seq, stamped := l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe, true)
 		l.mu.Unlock()
 		if err := d.protectLocked(payload, dest, out); err != nil {
 			return err
@@ -512,7 +520,7 @@ func (d *DownTrack) sendLocked(payload []byte, probe bool, out *wire.Batch) erro
 		return err
 	}
 	l.mu.Lock()
-	l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe)
+	l.stampLocked(&d.hdr, &d.twccExt, len(payload), probe, false)
 	_, err := d.writer.WriteRTP(&d.hdr, payload)
 	l.mu.Unlock()
 	return err

@@ -65,7 +65,8 @@ type Link struct {
 	extID     uint8  // negotiated transport-cc header extension id (0: none)
 	seq       uint16 // last transport-wide sequence number sent
 	est       *bwe.Estimator
-	clock     func() time.Time // read at each write: when the packet is handed to the socket
+	clock     func() time.Time // read at each write through pion: when the packet is handed to the socket
+	asked     atomic.Uint32    // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked (read at each write, with the fields above)
 	fb        bwe.Feedback     // reused between reports
 	rtxTokens float64          // bytes of retransmission allowed now
 	rtxAt     time.Time
@@ -85,7 +86,6 @@ type Link struct {
 	competing atomic.Bool         // bwe.Estimator.Competing
 	playout   *playout.Controller // Run's
 	pathRTT   playout.PathRTT     // Run's: the round trip the playout delay is asked from
-	asked     atomic.Uint32       // playout delay asked of the receiver: playoutAsked | the extension's 3 bytes; 0: never asked
 	downs     atomic.Pointer[[]*DownTrack]
 	stats     linkCounters
 	out       *wire.Batch // Run's: probe padding
@@ -216,16 +216,18 @@ func (l *Link) removeDown(d *DownTrack) {
 }
 
 // stampLocked gives h the next transport-wide sequence number, written into
-// ext, and records the send with the estimator; the caller holds mu and writes
-// the packet at once. ext belongs to the DownTrack: h keeps pointing at it
-// after mu is released, while other DownTracks of this receiver stamp theirs.
-// The send time is read here, not taken from the packet's arrival: the
-// estimator reads delay growth between sends and their feedback as a queue on
-// the path, and time spent inside the SFU (fan-out to other receivers, waiting
-// for locks) is no queue on this receiver's path. A packet queued in a batch
-// is stamped again when the batch hands it to the socket (Departed); ok says
-// that it has a number to stamp.
-func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool) (seq uint16, ok bool) {
+// ext, and records the send with the estimator; ok says that it had a number
+// to stamp. ext belongs to the DownTrack: h keeps pointing at it after mu is
+// released, while other DownTracks of this receiver stamp theirs.
+// The send time is when the packet is handed to the socket, not its arrival:
+// the estimator reads delay growth between sends and their feedback as a
+// queue on the path, and time spent inside the SFU (fan-out to other
+// receivers, a batch filling) is no queue on this receiver's path. queued: the
+// packet goes into a batch, which tells its send time once flushed
+// (Departed), and no clock is read here (one read per packet and destination
+// showed in profiles); else the caller holds mu and writes it at once, and
+// the clock is read now.
+func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe, queued bool) (seq uint16, ok bool) {
 	if l.extID == 0 {
 		return 0, false
 	}
@@ -234,7 +236,12 @@ func (l *Link) stampLocked(h *rtp.Header, ext *[2]byte, payload int, probe bool)
 	if h.SetExtension(l.extID, ext[:]) != nil {
 		return 0, false
 	}
-	l.est.OnSent(l.clock(), l.seq, h.MarshalSize()+payload+int(h.PaddingSize), probe)
+	size := h.MarshalSize() + payload + int(h.PaddingSize)
+	if queued {
+		l.est.OnQueued(l.seq, size, probe)
+	} else {
+		l.est.OnSent(l.clock(), l.seq, size, probe)
+	}
 	return l.seq, true
 }
 

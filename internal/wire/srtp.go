@@ -22,7 +22,8 @@ type RTPSealer struct {
 	aead    cipher.AEAD // AEAD profiles; else ctx
 	salt    [12]byte    // the SRTP session salt
 	iv      [12]byte    // scratch, here so that it does not escape per packet
-	indexes []rtpIndex  // per SSRC; most owners have one or two
+	indexes []rtpIndex  // per SSRC; most owners have one or two, held in inline
+	inline  [2]rtpIndex // in the sealer's own cache lines, not a line elsewhere per packet
 	ctx     *srtp.Context
 	hdr     rtp.Header // scratch for ctx
 	copy    []byte     // scratch for ctx: plain moved out of dst's way
@@ -43,13 +44,19 @@ var errShortRTP = errors.New("srtp: packet shorter than its RTP header")
 // Route holds share the connection's session AEAD.
 func (k *Keys) RTPSealer() (*RTPSealer, error) {
 	if s := k.rtpSealing; s != nil {
-		return &RTPSealer{aead: s.aead, salt: s.salt, indexes: make([]rtpIndex, 0, 2)}, nil
+		return newRTPSealer(s.aead, s.salt, nil), nil
 	}
 	aead, salt, ctx, err := k.outbound(labelSRTPKey, labelSRTPSalt)
 	if err != nil {
 		return nil, err
 	}
-	return &RTPSealer{aead: aead, salt: salt, ctx: ctx, indexes: make([]rtpIndex, 0, 2)}, nil
+	return newRTPSealer(aead, salt, ctx), nil
+}
+
+func newRTPSealer(aead cipher.AEAD, salt [12]byte, ctx *srtp.Context) *RTPSealer {
+	s := &RTPSealer{aead: aead, salt: salt, ctx: ctx}
+	s.indexes = s.inline[:0]
+	return s
 }
 
 // Seal protects RTP packet plain, whose header (extensions included) is its

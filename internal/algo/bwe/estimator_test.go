@@ -428,6 +428,25 @@ func TestDeparted(t *testing.T) {
 	}
 }
 
+// A queued packet carries the last send time known until Departed gives it
+// its own; its bytes count as media sent.
+func TestOnQueuedTakesItsTimeFromDeparted(t *testing.T) {
+	e := New(DefaultConfig())
+	e.OnSent(epoch, 10, 1200, false)
+	e.Departed(epoch.Add(5*ms1), 10)
+	e.OnQueued(11, 1200, false)
+	if got := e.hist.get(11).at - e.since(epoch); got != 5*ms1 {
+		t.Errorf("queued packet at %v, want the last departure's 5ms", got)
+	}
+	e.Departed(epoch.Add(9*ms1), 11)
+	if got := e.hist.get(11).at - e.since(epoch); got != 9*ms1 {
+		t.Errorf("departed packet at %v, want 9ms", got)
+	}
+	if got := e.media.rateAt(e.since(epoch.Add(50*ms1)), 50*ms1); got != 2*1200*8/0.05 {
+		t.Errorf("media rate %v b/s after two packets, want both counted", got)
+	}
+}
+
 // A decrease leaves as known ground the rate it came down from, unless it
 // more than halved the estimate: then the path's rate the cut was taken from.
 func TestKnownGround(t *testing.T) {

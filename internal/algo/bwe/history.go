@@ -2,15 +2,17 @@ package bwe
 
 import "time"
 
-// sent is what we remember of one packet until its feedback arrives.
+// sent is what we remember of one packet until its feedback arrives: 32
+// bytes, two to a cache line (every packet sent writes one; a 40-byte slot
+// straddled two lines every other packet).
 type sent struct {
 	seq      int64         // unwrapped transport-wide sequence; a slot holds one packet at a time
 	at       time.Duration // send time since the estimator's epoch
 	arrival  time.Duration // receiver's clock, when received
-	size     int32
-	cluster  int32 // probe cluster the packet was sent during; 0: none
-	probe    bool  // padding or RTX sent to probe
-	reported bool  // feedback about it was seen
+	size     uint16        // bytes; a UDP payload is shorter
+	cluster  uint16        // low bits of the probe cluster it was sent during; 0: none (ids of one history's span never wrap)
+	probe    bool          // padding or RTX sent to probe
+	reported bool          // feedback about it was seen
 	received bool
 }
 

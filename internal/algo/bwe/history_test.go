@@ -3,7 +3,15 @@ package bwe
 import (
 	"testing"
 	"time"
+	"unsafe"
 )
+
+// Every packet sent writes a slot: two to a cache line, none straddling two.
+func TestHistorySlotIsHalfACacheLine(t *testing.T) {
+	if n := unsafe.Sizeof(sent{}); n != 32 {
+		t.Errorf("a history slot is %d bytes, want 32", n)
+	}
+}
 
 func TestHistoryWrap(t *testing.T) {
 	h := newHistory(100) // rounded up to 128

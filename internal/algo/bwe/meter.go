@@ -12,11 +12,11 @@ const (
 // times are on any clock (send time here, the receiver's arrival clock for
 // acknowledged bytes); they should mostly increase. It does not allocate.
 type meter struct {
-	sums    [meterSlots]int64
 	head    int64         // bucket index of the newest time seen
 	first   int64         // bucket index of the first time since the last reset
 	latest  time.Duration // newest time seen
 	started bool
+	sums    [meterSlots]int64 // last, so that the fields above share a cache line with what precedes the meter
 }
 
 func bucketOf(t time.Duration) int64 {

@@ -55,6 +55,9 @@ type prober struct {
 
 func (p *prober) begin(now time.Duration, target float64) {
 	p.id++
+	if uint16(p.id) == 0 { // sent.cluster keeps the low 16 bits, and 0 there is none
+		p.id++
+	}
 	p.state = probeSending
 	p.start = now
 	p.target = target

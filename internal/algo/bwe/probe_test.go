@@ -68,3 +68,16 @@ func TestProbeBackoff(t *testing.T) {
 		t.Errorf("after a success: next %v, gain %v", p.next, p.gain(cfg.ProbeGain))
 	}
 }
+
+// A sent packet keeps a cluster id's low 16 bits, 0 meaning none: an id
+// whose low bits are 0 would claim every packet sent outside any cluster.
+func TestProbeClusterIDsSkipTheNoneValue(t *testing.T) {
+	p := prober{id: 0xffff}
+	p.begin(0, 1e6)
+	if uint16(p.id) == 0 {
+		t.Fatalf("cluster id %#x: its low 16 bits are the none value", p.id)
+	}
+	if p.id != 0x10001 {
+		t.Errorf("cluster id %#x after 0xffff, want 0x10001", p.id)
+	}
+}
