@@ -301,7 +301,9 @@ func (d *DownTrack) updateAcceptsLocked() {
 	if d.forwardingLocked() {
 		mask |= 1 << d.layer
 	}
-	d.accepts.Store(mask)
+	if d.accepts.Load() != mask { // written under mu only; a store is a locked instruction, per packet
+		d.accepts.Store(mask)
+	}
 }
 
 // forwardingLocked: selected by the policy, not suspended for bandwidth, and

@@ -158,10 +158,11 @@ func (d *DownTrack) resend(seq uint16, now time.Time, out *wire.Batch) bool {
 	if media.ParseRTPHeader(orig, &h) != nil || h.Timestamp != e.srcTS {
 		return false // the source restarted its sequence numbers since
 	}
-	if rewrite.Apply(orig, &h, e.out) != nil {
+	rw := e.out()
+	if rewrite.Apply(orig, &h, rw) != nil {
 		return false
 	}
-	h.SequenceNumber, h.Timestamp, h.Marker = e.out.SequenceNumber, e.out.Timestamp, e.out.Marker
+	h.SequenceNumber, h.Timestamp, h.Marker = rw.SequenceNumber, rw.Timestamp, rw.Marker
 	payload := orig[h.PayloadOffset:h.PayloadEnd]
 	if l != nil {
 		l.mu.Lock()

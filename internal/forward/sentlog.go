@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"math"
 	"time"
 
 	"github.com/podium-sfu/podium/internal/rewrite"
@@ -10,9 +11,10 @@ import (
 // of the packet: which source packet it was (encoding, sequence number and
 // timestamp as received) and how it was rewritten. A NACK is answered by
 // reading that packet from the source's store (UpTrack.stored) and applying
-// the same rewrite again. 64 bytes a packet instead of 1,500. Like the
-// source stores, it starts at storeMinSlots entries and doubles (up to its
-// largest) while it would overwrite a packet sent less than storeHorizon ago.
+// the same rewrite again. 32 bytes a packet instead of 1,500: each packet
+// sent writes one, two to a cache line. Like the source stores, it starts at
+// storeMinSlots entries and doubles (up to its largest) while it would
+// overwrite a packet sent less than storeHorizon ago.
 type sentLog struct {
 	entries   []sentEntry
 	mask      uint64
@@ -25,24 +27,39 @@ type sentLog struct {
 }
 
 type sentEntry struct {
-	ext      uint64 // extended (our) sequence number; 0: empty
-	storedAt int64  // unix nanos: first sent
-	sentAt   int64  // unix nanos: last sent
-	srcTS    uint32 // the source packet's timestamp, to tell it from a reused sequence number
-	srcSeq   uint16
-	encoding uint8
-	flags    uint8 // sentResent, sentBase (one byte: the entry stays at 64)
-	out      rewrite.Output
+	storedAt    int64  // unix nanos: first sent
+	ext         uint32 // low 32 bits of the extended (our) sequence number (sentLog.full)
+	srcTS       uint32 // the source packet's timestamp, to tell it from a reused sequence number
+	ts          uint32 // the rewrite: timestamp…
+	resentAfter uint32 // µs from storedAt to the last resend (sentResent); saturates
+	srcSeq      uint16
+	pictureID   uint16 // …picture id, TL0PICIDX, KEYIDX
+	tl0PicIdx   uint8
+	keyIdx      uint8
+	encoding    uint8
+	flags       uint8
 }
 
 const (
-	sentResent = 1 << iota // resent at least once, last at sentAt
+	sentUsed   = 1 << iota // the entry holds a packet
+	sentResent             // resent at least once, last resentAfter after storedAt
 	sentBase               // temporal layer 0: every later frame of the segment references it
+	sentMarker             // the rewrite's marker bit
 )
 
+func (e *sentEntry) used() bool   { return e.flags&sentUsed != 0 }
 func (e *sentEntry) resent() bool { return e.flags&sentResent != 0 }
 
-// logOrigin keeps extended sequence numbers away from 0 (empty) in both directions.
+// sentAt is when e was last sent, in unix nanos.
+func (e *sentEntry) sentAt() int64 { return e.storedAt + int64(e.resentAfter)*1e3 }
+
+// out is the rewrite e was sent with (our sequence number is ext's low 16 bits).
+func (e *sentEntry) out() rewrite.Output {
+	return rewrite.Output{SequenceNumber: uint16(e.ext), Timestamp: e.ts, PictureID: e.pictureID,
+		TL0PICIDX: e.tl0PicIdx, KEYIDX: e.keyIdx, Marker: e.flags&sentMarker != 0, SwitchedTo: -1}
+}
+
+// logOrigin keeps extended sequence numbers away from 0 (none) in both directions.
 const logOrigin = 1 << 32
 
 // newSentLog makes a log that grows to capacity entries, a power of two.
@@ -56,8 +73,8 @@ func (l *sentLog) grow() {
 	old := l.entries
 	l.entries, l.mask = make([]sentEntry, 2*len(old)), uint64(2*len(old)-1)
 	for _, e := range old {
-		if e.ext != 0 {
-			l.entries[e.ext&l.mask] = e
+		if e.used() {
+			l.entries[uint64(e.ext)&l.mask] = e
 		}
 	}
 }
@@ -67,6 +84,12 @@ func (l *sentLog) extend(seq uint16) uint64 {
 		return logOrigin + uint64(seq)
 	}
 	return l.highest + uint64(int64(int16(seq-uint16(l.highest))))
+}
+
+// full is the extended sequence number of e, an entry within the log's
+// window (at most len(entries) below highest, far less than 2^32).
+func (l *sentLog) full(e *sentEntry) uint64 {
+	return l.highest - uint64(uint32(l.highest)-e.ext)
 }
 
 // add records that out.SequenceNumber, size payload bytes, was sent at now
@@ -90,14 +113,18 @@ func (l *sentLog) add(out rewrite.Output, encoding int, seq uint16, ts uint32, b
 	if ts == l.segmentTS && ext >= l.segment {
 		l.keyBytes += size
 	}
-	for e := &l.entries[ext&l.mask]; e.ext != 0 && e.ext != ext && t-e.storedAt < int64(storeHorizon) && len(l.entries) < l.max; e = &l.entries[ext&l.mask] {
+	for e := &l.entries[ext&l.mask]; e.used() && e.ext != uint32(ext) && t-e.storedAt < int64(storeHorizon) && len(l.entries) < l.max; e = &l.entries[ext&l.mask] {
 		l.grow()
 	}
-	var flags uint8
+	flags := uint8(sentUsed)
 	if base {
-		flags = sentBase
+		flags |= sentBase
 	}
-	l.entries[ext&l.mask] = sentEntry{ext: ext, storedAt: t, sentAt: t, srcTS: ts, srcSeq: seq, encoding: uint8(encoding), flags: flags, out: out}
+	if out.Marker {
+		flags |= sentMarker
+	}
+	l.entries[ext&l.mask] = sentEntry{storedAt: t, ext: uint32(ext), srcTS: ts, ts: out.Timestamp, srcSeq: seq,
+		pictureID: out.PictureID, tl0PicIdx: out.TL0PICIDX, keyIdx: out.KEYIDX, encoding: uint8(encoding), flags: flags}
 }
 
 // resendCheck is why a NACKed packet may or may not be resent.
@@ -125,9 +152,9 @@ func (l *sentLog) lookup(seq uint16, now time.Time, rtt, maxAge time.Duration) (
 	e := &l.entries[ext&l.mask]
 	t := now.UnixNano()
 	switch {
-	case e.ext != ext:
+	case !e.used() || e.ext != uint32(ext):
 		return nil, resendUnknown
-	case e.resent() && t-e.sentAt < int64(rtt):
+	case e.resent() && t-e.sentAt() < int64(rtt):
 		return e, resendInFlight
 	case maxAge > 0 && t-e.storedAt > int64(maxAge):
 		return e, resendTooOld
@@ -137,7 +164,7 @@ func (l *sentLog) lookup(seq uint16, now time.Time, rtt, maxAge time.Duration) (
 
 // markResent records that e was resent at now.
 func (l *sentLog) markResent(e *sentEntry, now time.Time) {
-	e.sentAt = now.UnixNano()
+	e.resentAfter = uint32(min(max(now.UnixNano()-e.storedAt, 0)/1e3, math.MaxUint32))
 	e.flags |= sentResent
 }
 
@@ -146,5 +173,5 @@ func (l *sentLog) markResent(e *sentEntry, now time.Time) {
 // earlier segment or of a higher layer costs at most the frames up to the
 // next base-layer frame or key frame).
 func (l *sentLog) needed(e *sentEntry) bool {
-	return e.flags&sentBase != 0 && e.ext >= l.segment
+	return e.flags&sentBase != 0 && l.full(e) >= l.segment
 }

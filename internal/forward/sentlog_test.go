@@ -42,3 +42,47 @@ func TestSentLogGrowsWithTheRate(t *testing.T) {
 		t.Errorf("a 1,000 packet/s stream's log has %d entries, want the largest, %d", len(capped.entries), cacheSlots)
 	}
 }
+
+// An entry keeps the whole rewrite in 32 bytes: a lookup gives back what was
+// sent (timestamp, picture ids, marker, our sequence number) on both sides of
+// the log's origin, where the extended numbers' low 32 bits wrap; needed
+// compares whole extended numbers with the segment's.
+func TestSentLogKeepsTheRewrite(t *testing.T) {
+	l := newSentLog(cacheSlots)
+	outOf := func(seq uint16) rewrite.Output {
+		return rewrite.Output{SequenceNumber: seq, Timestamp: 90000 + uint32(seq)*3000, PictureID: 0x7ff0 + seq,
+			TL0PICIDX: uint8(seq * 3), KEYIDX: uint8(seq % 32), Marker: seq%2 == 1, SwitchedTo: -1}
+	}
+	first := uint16(5)
+	key := outOf(first)
+	key.SwitchedTo = 0
+	l.add(key, 0, 100, 1, true, 1000, t0)
+	for seq := first + 1; seq != 20; seq++ {
+		l.add(outOf(seq), 0, 100+seq, uint32(seq), true, 1000, t0)
+	}
+	l.add(outOf(0xfffe), 0, 99, 1, true, 1000, t0) // before the first: below the origin
+	for _, seq := range []uint16{0xfffe, first, 6, 19} {
+		e, why := l.lookup(seq, t0, 0, 0)
+		if why != resendOK {
+			t.Fatalf("packet %d: %v", seq, why)
+		}
+		want := outOf(seq)
+		if got := e.out(); got != want {
+			t.Errorf("packet %d sent as %+v, logged %+v", seq, want, got)
+		}
+		if needed, want := l.needed(e), seq != 0xfffe; needed != want {
+			t.Errorf("packet %d: needed %v, want %v (the segment starts at %d)", seq, needed, want, first)
+		}
+	}
+	if _, why := l.lookup(20, t0, 0, 0); why != resendUnknown {
+		t.Errorf("a packet never sent: %v", why)
+	}
+	e, _ := l.lookup(6, t0, 0, 0)
+	l.markResent(e, t0.Add(30*time.Millisecond))
+	if _, why := l.lookup(6, t0.Add(40*time.Millisecond), 20*time.Millisecond, 0); why != resendInFlight {
+		t.Errorf("resent 10 ms ago with a 20 ms round trip: %v, want in flight", why)
+	}
+	if _, why := l.lookup(6, t0.Add(60*time.Millisecond), 20*time.Millisecond, 0); why != resendOK {
+		t.Errorf("resent 30 ms ago with a 20 ms round trip: %v, want ok", why)
+	}
+}

@@ -67,7 +67,7 @@ func TestRetransmissionsComeFromOneStorePerSource(t *testing.T) {
 		}
 	}
 	// What each destination keeps per packet is its rewrite, not the packet.
-	if per := unsafe.Sizeof(sentEntry{}); per > 64 {
+	if per := unsafe.Sizeof(sentEntry{}); per > 32 {
 		t.Errorf("a destination keeps %d bytes per sent packet", per)
 	}
 }
