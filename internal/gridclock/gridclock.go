@@ -129,7 +129,7 @@ func (c *Clock) run() {
 		wake := c.wake
 		c.mu.Unlock()
 		for _, s := range due {
-			step, ok := c.step(s, now)
+			step, ok, broke := c.step(s, now)
 			c.mu.Lock()
 			if _, in := c.due[s]; in && ok {
 				c.due[s] = OnGrid(now, step)
@@ -137,6 +137,9 @@ func (c *Clock) run() {
 				delete(c.due, s)
 			}
 			c.mu.Unlock()
+			if broke != nil { // told once it steps no more: its owner may check
+				s.StepPanicked(broke)
+			}
 		}
 		clear(due)
 		c.mu.Lock()
@@ -161,13 +164,14 @@ func (c *Clock) run() {
 }
 
 // step runs s's step. A step that panics is not the clock's to die of: the
-// panic goes to s's owner (StepPanicked), and s steps no more.
-func (c *Clock) step(s Stepper, now time.Time) (next time.Duration, ok bool) {
+// panic is returned (broke), for run to take s out and then hand it to s's
+// owner (StepPanicked).
+func (c *Clock) step(s Stepper, now time.Time) (next time.Duration, ok bool, broke any) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.StepPanicked(r)
-			ok = false
+			ok, broke = false, r
 		}
 	}()
-	return s.Step(now)
+	next, ok = s.Step(now)
+	return next, ok, nil
 }
