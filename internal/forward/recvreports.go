@@ -42,8 +42,14 @@ func (u *UpTrack) Awaiting() bool {
 
 // OnLoss sets f, called when packets go missing on a stream that repairs
 // losses: on the receiving goroutine, under the stream's receive lock, so f
-// must neither block nor call back into the UpTrack.
-func (u *UpTrack) OnLoss(f func()) { u.onLoss.Store(&f) }
+// must neither block nor call back into the UpTrack. OnLoss(nil) stops telling.
+func (u *UpTrack) OnLoss(f func()) {
+	if f == nil {
+		u.onLoss.Store(nil) // a pointer to a nil func would be called
+		return
+	}
+	u.onLoss.Store(&f)
+}
 
 // SSRC is the received stream's SSRC.
 func (u *UpTrack) SSRC() uint32 { return u.ssrc }
