@@ -320,7 +320,11 @@ func (u *UpTrack) forward(pkt *Packet, out *wire.Batch) {
 		onWire, timed = u.p.Meter.sampleStart(pkt.Header.SSRC, pkt.Header.SequenceNumber)
 	}
 	sent, accepted := 0, 0
-	for _, d := range *u.downs.Load() {
+	downs := *u.downs.Load()
+	for i, d := range downs {
+		// Ask for the next destinations' state while this one is written:
+		// their lines are cold by now, and a miss would stall the write.
+		prefetchAhead(downs, i)
 		if !d.accept(pkt) {
 			continue
 		}
