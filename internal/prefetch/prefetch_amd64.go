@@ -7,3 +7,10 @@ import "unsafe"
 //
 //go:noescape
 func Lines(p unsafe.Pointer, n int)
+
+// LinesFrom asks for the n cache lines from line `from` of p's object on. The
+// address is made here, not by the caller: a Go pointer past the end of its
+// object could trip the collector, a prefetch cannot.
+//
+//go:noescape
+func LinesFrom(p unsafe.Pointer, from, n int)

@@ -18,5 +18,5 @@ func (s *RTPSealer) PrefetchAEAD() {
 	}
 	p := (*[2]unsafe.Pointer)(unsafe.Pointer(&s.aead))[1]
 	prefetch.Lines(p, 3)
-	prefetch.Lines(unsafe.Add(p, 7*64), 5)
+	prefetch.LinesFrom(p, 7, 5)
 }
