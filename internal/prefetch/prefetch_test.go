@@ -14,7 +14,7 @@ func TestLinesNeverFaults(t *testing.T) {
 	Lines(nil, 4)
 	Lines(unsafe.Pointer(&b[0]), 0)
 	Lines(unsafe.Pointer(&b[0]), -1)
-	Lines(unsafe.Pointer(&b[0]), 64) // 4 KB past a 64-byte object
+	Lines(unsafe.Pointer(&b[0]), 64)           // 4 KB past a 64-byte object
 	LinesFrom(unsafe.Pointer(&b[0]), 1<<14, 2) // a megabyte past it
 	LinesFrom(nil, -1, 2)
 	if n := testing.AllocsPerRun(100, func() { Lines(unsafe.Pointer(&b[0]), 2) }); n != 0 {
