@@ -47,3 +47,19 @@ func TestAEADLayoutIsWhatPrefetchAssumes(t *testing.T) {
 		t.Errorf("the GHASH table is at bytes %d–%d, not within lines 7–11", at, at+table.Size())
 	}
 }
+
+// TestPrefetchAEADOnEveryProfile: the hint reads a GCM sealer's AEAD through
+// the interface's data word and skips an AES-CM sealer's (none), without a
+// fault or an allocation.
+func TestPrefetchAEADOnEveryProfile(t *testing.T) {
+	for _, profile := range sealerProfiles {
+		k := sealerKeys(t, profile)
+		s, err := k.RTPSealer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := testing.AllocsPerRun(100, s.PrefetchAEAD); n != 0 {
+			t.Errorf("%v: PrefetchAEAD allocates %.1f times", profile, n)
+		}
+	}
+}
