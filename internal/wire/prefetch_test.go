@@ -53,11 +53,7 @@ func TestAEADLayoutIsWhatPrefetchAssumes(t *testing.T) {
 // fault or an allocation.
 func TestPrefetchAEADOnEveryProfile(t *testing.T) {
 	for _, profile := range sealerProfiles {
-		k := sealerKeys(t, profile)
-		s, err := k.RTPSealer()
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := profileSealer(t, profile)
 		if n := testing.AllocsPerRun(100, s.PrefetchAEAD); n != 0 {
 			t.Errorf("%v: PrefetchAEAD allocates %.1f times", profile, n)
 		}

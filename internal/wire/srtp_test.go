@@ -122,13 +122,20 @@ func TestRTPSealerMatchesPion(t *testing.T) {
 	}
 }
 
+// profileSealer is an RTP sealer of sealerKeys for profile.
+func profileSealer(t testing.TB, profile srtp.ProtectionProfile) *RTPSealer {
+	t.Helper()
+	k := sealerKeys(t, profile)
+	s, err := k.RTPSealer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestRTPSealerDoesNotAllocate(t *testing.T) {
 	for _, profile := range sealerProfiles {
-		k := sealerKeys(t, profile)
-		s, err := k.RTPSealer()
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := profileSealer(t, profile)
 		sends := rtpSends(t)
 		dst := make([]byte, SlotSize)
 		hl := make([]int, len(sends))
