@@ -94,6 +94,9 @@ func TestReadProcOfSelf(t *testing.T) {
 	if p.RSS == 0 || p.PeakRSS < p.RSS {
 		t.Errorf("ReadProc: RSS %d, peak %d; want 0 < RSS <= peak", p.RSS, p.PeakRSS)
 	}
+	if p.AnonRSS == 0 || p.FileRSS == 0 {
+		t.Errorf("ReadProc: RSS %d, of it anonymous %d and file %d; want both parts", p.RSS, p.AnonRSS, p.FileRSS)
+	}
 }
 
 // selfCPU is this process's user + system time by getrusage(2).

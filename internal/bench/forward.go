@@ -79,6 +79,7 @@ type ForwardResult struct {
 	// ends: internal/procs sizes it to the work unless --sfu-procs fixes it.
 	ProcsStart, ProcsEnd int
 	RSS, PeakRSS         uint64
+	AnonRSS, FileRSS     uint64  // RSS's parts at the window's end (ProcStats)
 	RSSPerParticipant    float64 // bytes
 
 	LoadCPUPercent float64 // the load generator (this process), of one core
@@ -117,7 +118,8 @@ func (r ForwardResult) Line() string {
 		us(r.ForwardP50), us(r.ForwardP99), r.DatagramsPerCall, r.DatagramsPerMessage, r.Nominal.PacketsPerS, r.Nominal.BitsPerS/1e6,
 		r.Verdict.Held, r.Verdict.Streams, r.Verdict.WorstPct, r.Verdict.OK()) +
 		fmt.Sprintf(" x_floor=%.2f %s floor_before_us_per_pkt=%.2f floor_after_us_per_pkt=%.2f steal_pct=%.1f load_gcs=%d load_gc_pause_max_us=%.0f sfu_procs_start=%d sfu_procs_end=%d",
-			r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter, r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax), r.ProcsStart, r.ProcsEnd)
+			r.XFloor, r.Floor.Line(), r.FloorBefore, r.FloorAfter, r.StealPercent, r.LoadGCs, us(r.LoadGCPauseMax), r.ProcsStart, r.ProcsEnd) +
+		fmt.Sprintf(" rss_anon_mb=%.1f rss_file_mb=%.1f", float64(r.AnonRSS)/(1<<20), float64(r.FileRSS)/(1<<20))
 }
 
 // stealSkew is the difference in host steal (percentage points) beyond which
@@ -160,6 +162,8 @@ func (r ForwardResult) Summary() string {
 		"the load generator's beside it: %d, longest %.0f µs\n", r.GCs, us(r.GCPauseMax), us(r.GCStopMax), r.LoadGCs, us(r.LoadGCPauseMax))
 	fmt.Fprintf(&b, "memory               RSS %.1f MB (peak %.1f), %.2f MB per participant\n",
 		float64(r.RSS)/(1<<20), float64(r.PeakRSS)/(1<<20), r.RSSPerParticipant/(1<<20))
+	fmt.Fprintf(&b, "  of it              %.1f MB anonymous (heap, stacks, runtime), %.1f MB file pages (the binary's, as its page cache holds them)\n",
+		float64(r.AnonRSS)/(1<<20), float64(r.FileRSS)/(1<<20))
 	fmt.Fprintf(&b, "load generator       %.1f %% of a core\n", r.LoadCPUPercent)
 	b.WriteString(indent(r.Load.Summary(), "  "))
 	if r.Floor.Forwarded > 0 {
@@ -385,6 +389,7 @@ func (r *ForwardResult) fill(a, b Sample) {
 	r.GCStopMax = time.Duration(b.Stats.StopMaxNs)
 	r.ProcsStart, r.ProcsEnd = a.Stats.Procs, b.Stats.Procs
 	r.RSS, r.PeakRSS = b.Proc.RSS, b.Proc.PeakRSS
+	r.AnonRSS, r.FileRSS = b.Proc.AnonRSS, b.Proc.FileRSS
 	if r.Participants > 0 {
 		r.RSSPerParticipant = float64(r.RSS) / float64(r.Participants)
 	}

@@ -11,13 +11,18 @@ import (
 
 // ProcStats is a process's CPU time and memory from /proc (Linux).
 type ProcStats struct {
-	At       time.Time
-	User     time.Duration // utime of all the process's threads, clock-tick resolution (10 ms)
-	System   time.Duration // stime
-	RSS      uint64        // VmRSS, bytes
-	PeakRSS  uint64        // VmHWM, bytes
-	Switches uint64        // voluntary + involuntary context switches
-	Host     HostCPU       // the whole machine's CPU time at the same moment
+	At      time.Time
+	User    time.Duration // utime of all the process's threads, clock-tick resolution (10 ms)
+	System  time.Duration // stime
+	RSS     uint64        // VmRSS, bytes
+	PeakRSS uint64        // VmHWM, bytes
+	// RSS's parts: the process's own memory (heap, stacks, runtime) and the
+	// file pages it maps (the binary's code and tables, the C library). How
+	// much of the binary the kernel maps depends on how its page cache was
+	// filled, not on the process (docs/performance.md, "RSS and the page cache").
+	AnonRSS, FileRSS uint64  // RssAnon, RssFile, bytes
+	Switches         uint64  // voluntary + involuntary context switches
+	Host             HostCPU // the whole machine's CPU time at the same moment
 }
 
 // HostCPU is the machine's CPU time from the first line of /proc/stat, in
@@ -131,6 +136,10 @@ func ReadProc(pid int) (ProcStats, error) {
 			s.RSS = n << 10
 		case "VmHWM":
 			s.PeakRSS = n << 10
+		case "RssAnon":
+			s.AnonRSS = n << 10
+		case "RssFile":
+			s.FileRSS = n << 10
 		case "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches":
 			s.Switches += n
 		}
