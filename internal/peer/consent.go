@@ -12,6 +12,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/gridclock"
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
@@ -144,23 +145,23 @@ func (c *consent) moveTo(d *wire.Dest) {
 const consentTick = 500 * time.Millisecond
 
 // consentLoop sends the due consent checks of every connection in the
-// ingress table until done is closed.
+// ingress table until done is closed. It looks on consentTick's grid
+// (gridclock.Wait), whose points the shared clock's rounds fall on too.
 func (in *ingress) consentLoop(done <-chan struct{}) {
-	tick := time.NewTicker(consentTick)
-	defer tick.Stop()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
 	out := wire.NewBatch(64)
 	for {
-		select {
-		case <-done:
+		if _, ok := gridclock.Wait(done, t, consentTick); !ok {
 			return
-		case now := <-tick.C:
-			for _, c := range *in.byAddr.Load() {
-				if c.consent != nil {
-					c.consent.check(now, out)
-				}
-			}
-			out.Flush()
 		}
+		now := time.Now()
+		for _, c := range *in.byAddr.Load() {
+			if c.consent != nil {
+				c.consent.check(now, out)
+			}
+		}
+		out.Flush()
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/podium-sfu/podium/internal/gridclock"
 )
 
 // checkEvery is how often the process's CPU time is read: a burst gets its
@@ -36,20 +38,20 @@ func Start(log *slog.Logger) (stop func()) {
 	}
 }
 
+// run samples on checkEvery's grid (gridclock.Wait), whose points the shared
+// clock's rounds fall on too: the samples cost the server no wake-up of their own.
 func run(log *slog.Logger, g *governor, done <-chan struct{}) {
-	tick := time.NewTicker(checkEvery)
-	defer tick.Stop()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
 	g.next(time.Now(), CPUTime())
 	for {
-		select {
-		case <-done:
+		if _, ok := gridclock.Wait(done, t, checkEvery); !ok {
 			return
-		case now := <-tick.C:
-			was := g.procs
-			if procs := g.next(now, CPUTime()); procs != was {
-				runtime.GOMAXPROCS(procs) // stops the world briefly; rare (quietFor)
-				log.Debug("processors sized to the work", "gomaxprocs", procs, "was", was)
-			}
+		}
+		was := g.procs
+		if procs := g.next(time.Now(), CPUTime()); procs != was {
+			runtime.GOMAXPROCS(procs) // stops the world briefly; rare (quietFor)
+			log.Debug("processors sized to the work", "gomaxprocs", procs, "was", was)
 		}
 	}
 }

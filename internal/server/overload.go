@@ -11,6 +11,7 @@ import (
 
 	"github.com/podium-sfu/podium/internal/algo/overload"
 	"github.com/podium-sfu/podium/internal/config"
+	"github.com/podium-sfu/podium/internal/gridclock"
 	"github.com/podium-sfu/podium/internal/procs"
 	"github.com/podium-sfu/podium/internal/room"
 )
@@ -66,15 +67,15 @@ func (s *Server) runOverload() (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(o.interval)
-		defer tick.Stop()
+		// On the interval's grid (gridclock.Wait), where the shared
+		// clock's rounds fall too: no wake-up of its own.
+		t := time.NewTimer(time.Hour)
+		defer t.Stop()
 		for {
-			select {
-			case <-quit:
+			if _, ok := gridclock.Wait(quit, t, o.interval); !ok {
 				return
-			case now := <-tick.C:
-				o.sample(now, s.hub, s.log)
 			}
+			o.sample(time.Now(), s.hub, s.log)
 		}
 	}()
 	return func() { close(quit); <-done }

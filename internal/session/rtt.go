@@ -7,6 +7,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/podium-sfu/podium/internal/gridclock"
 	"github.com/podium-sfu/podium/internal/wire"
 )
 
@@ -27,32 +28,32 @@ func (s *Session) RTT() (publish, subscribe time.Duration) {
 	return time.Duration(s.rtt.publish.Load()), time.Duration(s.rtt.subscribe.Load())
 }
 
-// sampleRTT updates the round-trip times until the session ends.
+// sampleRTT updates the round-trip times until the session ends. Every
+// session samples on the same grid (gridclock.Wait): one wake-up of the server
+// every rttInterval for all of them.
 func (s *Session) sampleRTT() {
-	tick := time.NewTicker(rttInterval)
-	defer tick.Stop()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
 	for {
-		select {
-		case <-s.ctx.Done():
+		if _, ok := gridclock.Wait(s.ctx.Done(), t, rttInterval); !ok {
 			return
-		case <-tick.C:
-			measured, ok := connRTT(s.pub, s.pubRoute)
-			if ok {
-				s.rtt.publish.Store(int64(measured))
+		}
+		measured, ok := connRTT(s.pub, s.pubRoute)
+		if ok {
+			s.rtt.publish.Store(int64(measured))
+		}
+		if d, ok := connRTT(s.sub, s.route); ok {
+			s.rtt.subscribe.Store(int64(d))
+			s.link.SetRTT(d)
+			if measured == 0 { // an audience member: no publish connection
+				measured = d
 			}
-			if d, ok := connRTT(s.sub, s.route); ok {
-				s.rtt.subscribe.Store(int64(d))
-				s.link.SetRTT(d)
-				if measured == 0 { // an audience member: no publish connection
-					measured = d
-				}
-			}
-			if f := s.deps.ClientRTT; f != nil && measured > 0 {
-				f(s.region, s.id, measured)
-			}
-			if h := s.deps.Estimates; h != nil && s.link.Stats().Feedbacks > 0 {
-				h.Observe(float64(s.link.Estimate()))
-			}
+		}
+		if f := s.deps.ClientRTT; f != nil && measured > 0 {
+			f(s.region, s.id, measured)
+		}
+		if h := s.deps.Estimates; h != nil && s.link.Stats().Feedbacks > 0 {
+			h.Observe(float64(s.link.Estimate()))
 		}
 	}
 }

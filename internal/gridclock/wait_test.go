@@ -1,0 +1,55 @@
+package gridclock
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWaitersShareTheGridPoint: waits begun at different moments between two
+// points of the grid end at the same point, after it — the wake-up they share.
+func TestWaitersShareTheGridPoint(t *testing.T) {
+	const step = 500 * time.Millisecond
+	timer := time.NewTimer(time.Hour)
+	if _, ok := Wait(nil, timer, step); !ok { // just past a point: the next is a step away
+		t.Fatal("Wait ended without a done channel")
+	}
+	var wg sync.WaitGroup
+	points := make([]time.Time, 3)
+	for i := range points {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * 40 * time.Millisecond)
+			at, ok := Wait(nil, time.NewTimer(time.Hour), step)
+			if !ok {
+				t.Error("Wait ended without a done channel")
+			}
+			if now := time.Now(); now.Before(at) {
+				t.Errorf("waiter %d returned at %v, before its point %v", i, now, at)
+			}
+			points[i] = at
+		}()
+	}
+	wg.Wait()
+	for i, at := range points {
+		if at != points[0] {
+			t.Errorf("waiter %d woke for %v, waiter 0 for %v: not one wake-up", i, at, points[0])
+		}
+		if off := at.Sub(origin) % step; off != 0 {
+			t.Errorf("waiter %d's point %v is %v off the grid", i, at, off)
+		}
+	}
+}
+
+func TestWaitEndsWhenDone(t *testing.T) {
+	done := make(chan struct{})
+	close(done)
+	start := time.Now()
+	if _, ok := Wait(done, time.NewTimer(time.Hour), time.Hour); ok {
+		t.Fatal("Wait went on after done closed")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Wait took %v to see done", d)
+	}
+}
