@@ -80,6 +80,7 @@ func benchForward(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.Duration, "duration", 50*time.Second, "measured window")
 	fs.DurationVar(&o.Warmup, "warmup", 10*time.Second, "time after every participant joined, before measuring")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write the server's CPU profile of the measured window to this file")
+	fs.StringVar(&o.Trace, "trace", "", "write a Go execution trace of the server over the measured window to this file")
 	fs.StringVar(&o.HeapProfile, "heapprofile", "", "write the server's heap profile at the end of the window to this file")
 	quiet := fs.Bool("quiet", false, "no per-second lines")
 	require := fs.Bool("require-scenario", true, "exit non-zero when the scenario did not hold (a receiver off its expected encoding "+
@@ -98,7 +99,7 @@ func benchForward(ctx context.Context, args []string) error {
 		o.Progress = os.Stderr
 	}
 	// The server child may run elsewhere: give it absolute paths.
-	for _, p := range []*string{&o.CPUProfile, &o.HeapProfile} {
+	for _, p := range []*string{&o.CPUProfile, &o.HeapProfile, &o.Trace} {
 		if *p != "" {
 			if abs, err := filepath.Abs(*p); err == nil {
 				*p = abs

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -70,6 +71,19 @@ func TestChildAnswersCommands(t *testing.T) {
 	}
 	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
 		t.Errorf("profile not written: %v", err)
+	}
+	tr := t.TempDir() + "/server.trace"
+	if err := sfu.StartTrace(tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := sfu.StartTrace(tr + "2"); err == nil {
+		t.Error("a second trace started while one runs")
+	}
+	if err := sfu.StopTrace(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(tr); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) {
+		t.Errorf("trace not written (%d bytes, %v): want a Go execution trace", len(b), err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"testing/fstest"
@@ -65,6 +66,8 @@ type childHello struct {
 //	meter               a ChildStats with only the meter (no runtime.ReadMemStats)
 //	cpuprofile PATH     start a CPU profile (answers {"ok":true})
 //	stopprofile         stop it
+//	trace PATH          start a Go execution trace (runtime/trace)
+//	stoptrace           stop it
 //	heapprofile PATH    write a heap profile
 //	cluster N           wait (up to 60 s) until the cluster's JetStream is
 //	                    ready and its registry lists N healthy nodes
@@ -103,7 +106,7 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 	}
 	var lastGC uint32
 	var stops gcStops
-	var profile *os.File
+	var profile, tracing *os.File
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
@@ -141,6 +144,28 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 				pprof.StopCPUProfile()
 				_ = profile.Close()
 				profile = nil
+			}
+		case "trace":
+			if tracing != nil {
+				reply = map[string]string{"error": "a trace is running"}
+				break
+			}
+			f, err := os.Create(arg)
+			if err == nil {
+				if err = trace.Start(f); err != nil {
+					_ = f.Close()
+				}
+			}
+			if err != nil {
+				reply = map[string]string{"error": err.Error()}
+				break
+			}
+			tracing = f
+		case "stoptrace":
+			if tracing != nil {
+				trace.Stop()
+				_ = tracing.Close()
+				tracing = nil
 			}
 		case "heapprofile":
 			// A heap profile's allocation counts are as of the last

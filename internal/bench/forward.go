@@ -20,6 +20,9 @@ type ForwardOptions struct {
 	Duration time.Duration // the measured window
 	// CPUProfile, when set, receives the server's CPU profile of the measured window.
 	CPUProfile string
+	// Trace, when set, receives a Go execution trace of the server over the
+	// measured window (tools/perf/timers.sh reads what woke its goroutines).
+	Trace string
 	// HeapProfile, when set, receives the server's heap profile at the window's end
 	// (live memory and, with -sample_index=alloc_objects, where allocations happen),
 	// and HeapProfile+".start" the one at its start: with pprof's -base, the
@@ -249,6 +252,11 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 			return res, err
 		}
 	}
+	if o.Trace != "" {
+		if err := sfu.StartTrace(o.Trace); err != nil {
+			return res, err
+		}
+	}
 	err = measure(ctx, o.Duration, o.Progress, run, sfu)
 	stopSampling()
 	if err != nil {
@@ -256,6 +264,11 @@ func Forward(ctx context.Context, o ForwardOptions) (ForwardResult, error) {
 	}
 	if o.CPUProfile != "" {
 		if err := sfu.StopProfile(); err != nil {
+			return res, err
+		}
+	}
+	if o.Trace != "" {
+		if err := sfu.StopTrace(); err != nil {
 			return res, err
 		}
 	}

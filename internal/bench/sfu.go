@@ -154,6 +154,12 @@ func (s *SFU) StartProfile(path string) error { return s.command("cpuprofile "+p
 // StopProfile stops it.
 func (s *SFU) StopProfile() error { return s.command("stopprofile", nil) }
 
+// StartTrace starts a Go execution trace of the server into path.
+func (s *SFU) StartTrace(path string) error { return s.command("trace "+path, nil) }
+
+// StopTrace stops it.
+func (s *SFU) StopTrace() error { return s.command("stoptrace", nil) }
+
 // WaitCluster waits until the server's cluster is ready with n healthy nodes.
 func (s *SFU) WaitCluster(n int) error { return s.command(fmt.Sprintf("cluster %d", n), nil) }
 
