@@ -106,7 +106,7 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 	}
 	var lastGC uint32
 	var stops gcStops
-	var profile, tracing *os.File
+	profile, tracing := recording{what: "a profile"}, recording{what: "a trace"}
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
@@ -126,47 +126,17 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 		case "meter": // cheap: no stop-the-world for memory statistics
 			reply = ChildStats{Meter: meter.Snapshot()}
 		case "cpuprofile":
-			if profile != nil {
-				reply = map[string]string{"error": "a profile is running"}
-				break
-			}
-			f, err := os.Create(arg)
-			if err == nil {
-				err = pprof.StartCPUProfile(f)
-			}
-			if err != nil {
+			if err := profile.start(arg, pprof.StartCPUProfile, pprof.StopCPUProfile); err != nil {
 				reply = map[string]string{"error": err.Error()}
-				break
 			}
-			profile = f
 		case "stopprofile":
-			if profile != nil {
-				pprof.StopCPUProfile()
-				_ = profile.Close()
-				profile = nil
-			}
+			profile.finish()
 		case "trace":
-			if tracing != nil {
-				reply = map[string]string{"error": "a trace is running"}
-				break
-			}
-			f, err := os.Create(arg)
-			if err == nil {
-				if err = trace.Start(f); err != nil {
-					_ = f.Close()
-				}
-			}
-			if err != nil {
+			if err := tracing.start(arg, trace.Start, trace.Stop); err != nil {
 				reply = map[string]string{"error": err.Error()}
-				break
 			}
-			tracing = f
 		case "stoptrace":
-			if tracing != nil {
-				trace.Stop()
-				_ = tracing.Close()
-				tracing = nil
-			}
+			tracing.finish()
 		case "heapprofile":
 			// A heap profile's allocation counts are as of the last
 			// collection: one now makes two profiles' difference exact.
@@ -186,10 +156,8 @@ func ChildMain(args []string, in io.Reader, out io.Writer) error {
 			break
 		}
 	}
-	if profile != nil {
-		pprof.StopCPUProfile()
-		_ = profile.Close()
-	}
+	profile.finish()
+	tracing.finish()
 	cancel()
 	return <-done
 }
@@ -242,4 +210,38 @@ func pauseMaxSince(ms *runtime.MemStats, lastGC *uint32) uint64 {
 	}
 	*lastGC = ms.NumGC
 	return longest
+}
+
+// recording is a CPU profile or an execution trace being written to its file.
+type recording struct {
+	what string // for the error when one is already running
+	f    *os.File
+	end  func()
+}
+
+// start writes the recording begin starts into a new file at path until
+// finish calls end.
+func (r *recording) start(path string, begin func(io.Writer) error, end func()) error {
+	if r.f != nil {
+		return fmt.Errorf("%s is running", r.what)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := begin(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	r.f, r.end = f, end
+	return nil
+}
+
+// finish ends the recording, if one runs, and closes its file.
+func (r *recording) finish() {
+	if r.f != nil {
+		r.end()
+		_ = r.f.Close()
+		r.f = nil
+	}
 }
