@@ -18,3 +18,18 @@ func Wait(done <-chan struct{}, t *time.Timer, step time.Duration) (time.Time, b
 		return at, true
 	}
 }
+
+// Every runs f at each point of step's grid (Wait) until done is closed, on
+// the caller's goroutine: a task that may block (a system call, a lock, a
+// stop of the world) waits on the grid without holding up the shared clock's
+// steps.
+func Every(done <-chan struct{}, step time.Duration, f func()) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		if _, ok := Wait(done, t, step); !ok {
+			return
+		}
+		f()
+	}
+}

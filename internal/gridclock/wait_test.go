@@ -59,3 +59,26 @@ func TestWaitEndsWhenDone(t *testing.T) {
 		t.Fatalf("Wait took %v to see done", d)
 	}
 }
+
+// TestEveryRunsOnTheGridUntilDone: f runs once per grid point, never before
+// it, and not again once done is closed.
+func TestEveryRunsOnTheGridUntilDone(t *testing.T) {
+	const step = 100 * time.Millisecond
+	done := make(chan struct{})
+	var runs []time.Time
+	Every(done, step, func() {
+		runs = append(runs, time.Now())
+		if len(runs) == 3 {
+			close(done)
+		}
+	})
+	if len(runs) != 3 {
+		t.Fatalf("f ran %d times, want 3 (it stops once done closes)", len(runs))
+	}
+	for i := 1; i < len(runs); i++ {
+		a, b := runs[i-1].Sub(origin)/step, runs[i].Sub(origin)/step
+		if b <= a {
+			t.Errorf("runs %d and %d fell in one grid interval (%v, %v)", i-1, i, runs[i-1], runs[i])
+		}
+	}
+}

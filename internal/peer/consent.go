@@ -146,15 +146,10 @@ const consentTick = 500 * time.Millisecond
 
 // consentLoop sends the due consent checks of every connection in the
 // ingress table until done is closed. It looks on consentTick's grid
-// (gridclock.Wait), whose points the shared clock's rounds fall on too.
+// (gridclock.Every), whose points the shared clock's rounds fall on too.
 func (in *ingress) consentLoop(done <-chan struct{}) {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
 	out := wire.NewBatch(64)
-	for {
-		if _, ok := gridclock.Wait(done, t, consentTick); !ok {
-			return
-		}
+	gridclock.Every(done, consentTick, func() {
 		now := time.Now()
 		for _, c := range *in.byAddr.Load() {
 			if c.consent != nil {
@@ -162,7 +157,7 @@ func (in *ingress) consentLoop(done <-chan struct{}) {
 			}
 		}
 		out.Flush()
-	}
+	})
 }
 
 // due reports whether our next check is due at now.

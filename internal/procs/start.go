@@ -38,22 +38,17 @@ func Start(log *slog.Logger) (stop func()) {
 	}
 }
 
-// run samples on checkEvery's grid (gridclock.Wait), whose points the shared
+// run samples on checkEvery's grid (gridclock.Every), whose points the shared
 // clock's rounds fall on too: the samples cost the server no wake-up of their own.
 func run(log *slog.Logger, g *governor, done <-chan struct{}) {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
 	g.next(time.Now(), CPUTime())
-	for {
-		if _, ok := gridclock.Wait(done, t, checkEvery); !ok {
-			return
-		}
+	gridclock.Every(done, checkEvery, func() {
 		was := g.procs
 		if procs := g.next(time.Now(), CPUTime()); procs != was {
 			runtime.GOMAXPROCS(procs) // stops the world briefly; rare (quietFor)
 			log.Debug("processors sized to the work", "gomaxprocs", procs, "was", was)
 		}
-	}
+	})
 }
 
 // CPUTime is the process's user and system CPU time so far.

@@ -67,16 +67,9 @@ func (s *Server) runOverload() (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		// On the interval's grid (gridclock.Wait), where the shared
-		// clock's rounds fall too: no wake-up of its own.
-		t := time.NewTimer(time.Hour)
-		defer t.Stop()
-		for {
-			if _, ok := gridclock.Wait(quit, t, o.interval); !ok {
-				return
-			}
-			o.sample(time.Now(), s.hub, s.log)
-		}
+		// On the interval's grid, where the shared clock's rounds fall
+		// too: no wake-up of its own.
+		gridclock.Every(quit, o.interval, func() { o.sample(time.Now(), s.hub, s.log) })
 	}()
 	return func() { close(quit); <-done }
 }

@@ -29,15 +29,10 @@ func (s *Session) RTT() (publish, subscribe time.Duration) {
 }
 
 // sampleRTT updates the round-trip times until the session ends. Every
-// session samples on the same grid (gridclock.Wait): one wake-up of the server
+// session samples on the same grid (gridclock.Every): one wake-up of the server
 // every rttInterval for all of them.
 func (s *Session) sampleRTT() {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	for {
-		if _, ok := gridclock.Wait(s.ctx.Done(), t, rttInterval); !ok {
-			return
-		}
+	gridclock.Every(s.ctx.Done(), rttInterval, func() {
 		measured, ok := connRTT(s.pub, s.pubRoute)
 		if ok {
 			s.rtt.publish.Store(int64(measured))
@@ -55,7 +50,7 @@ func (s *Session) sampleRTT() {
 		if h := s.deps.Estimates; h != nil && s.link.Stats().Feedbacks > 0 {
 			h.Observe(float64(s.link.Estimate()))
 		}
-	}
+	})
 }
 
 // pingRTT times one WebSocket ping as the connection opens (browsers answer
