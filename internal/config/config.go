@@ -62,7 +62,7 @@ type Config struct {
 	RelayPort      int      `key:"relay-port" help:"UDP port reserved for bridge-to-bridge media (the relay; 0: none)"`
 	LogLevel       string   `key:"log-level" help:"debug, info, warn or error"`
 	LogJSON        bool     `key:"log-json" help:"log as JSON lines"`
-	// TURN (docs/deployment.md "TURN"): the embedded server runs when one of
+	// TURN (docs/deployment.md, "Turning it on"): the embedded server runs when one of
 	// its ports is set; ice-server names external ones instead or as well.
 	TURNUDPPort        int           `key:"turn-udp-port" help:"embedded TURN server's UDP port, e.g. 3478 (0: off)"`
 	TURNTCPPort        int           `key:"turn-tcp-port" help:"embedded TURN server's TCP port, e.g. 3478 (0: off)"`

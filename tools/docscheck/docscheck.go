@@ -2,7 +2,8 @@
 // have: command-line flags, configuration defaults and environment variables,
 // metric names and labels, signaling message types. `make docs-check` runs its
 // test against README.md and docs/*.md; the facts come from the code itself
-// (Facts in facts.go).
+// (Facts in facts.go). Links (links.go) finds links to files or headings that
+// are not there.
 package docscheck
 
 import (
