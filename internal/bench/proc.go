@@ -19,7 +19,7 @@ type ProcStats struct {
 	// RSS's parts: the process's own memory (heap, stacks, runtime) and the
 	// file pages it maps (the binary's code and tables, the C library). How
 	// much of the binary the kernel maps depends on how its page cache was
-	// filled, not on the process (docs/performance.md, "RSS and the page cache").
+	// filled, not on the process (docs/performance-history.md, "RSS and the page cache").
 	AnonRSS, FileRSS uint64  // RssAnon, RssFile, bytes
 	Switches         uint64  // voluntary + involuntary context switches
 	Host             HostCPU // the whole machine's CPU time at the same moment

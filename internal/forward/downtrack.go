@@ -29,7 +29,7 @@ var errNoCodec = errors.New("receiver does not support the codec")
 type DownTrack struct {
 	// The fields a packet's write reads or writes come first, together: on a
 	// busy box a destination's state is cold by its next packet, and each cache
-	// line it touches is a miss (docs/performance.md, "A smaller footprint per
+	// line it touches is a miss (docs/performance-history.md, "A smaller footprint per
 	// destination").
 	selected atomic.Bool                // the selection policy's verdict (Last N); audio ignores it
 	bypassed atomic.Bool                // the receiver gets this source peer to peer: nothing is forwarded (SetBypassed)
