@@ -25,19 +25,7 @@ var (
 // the Markdown file it points at. files is the repository (paths relative to
 // its root, as the docs' names are); links to other sites are not followed.
 func Links(docs []Doc, files fs.FS) []Problem {
-	anchors := map[string]map[string]bool{}
-	anchorsOf := func(name string) (map[string]bool, bool) {
-		if a, ok := anchors[name]; ok {
-			return a, a != nil
-		}
-		b, err := fs.ReadFile(files, name)
-		if err != nil {
-			anchors[name] = nil
-			return nil, false
-		}
-		anchors[name] = Anchors(string(b))
-		return anchors[name], true
-	}
+	anchorsOf := anchorsIn(files)
 	var out []Problem
 	for _, d := range docs {
 		c := checker{doc: d}
@@ -59,13 +47,31 @@ func Links(docs []Doc, files fs.FS) []Problem {
 			if fragment == "" || !strings.HasSuffix(name, ".md") {
 				continue
 			}
-			if a, _ := anchorsOf(name); !a[fragment] {
+			if !anchorsOf(name)[fragment] {
 				c.problem(m[2], "link to %s: %s has no heading or anchor %q", target, name, fragment)
 			}
 		}
 		out = append(out, c.out...)
 	}
 	return out
+}
+
+// anchorsIn gives the anchors of a Markdown file of files (none for a file
+// it cannot read), each file read once.
+func anchorsIn(files fs.FS) func(name string) map[string]bool {
+	cache := map[string]map[string]bool{}
+	return func(name string) map[string]bool {
+		if a, ok := cache[name]; ok {
+			return a
+		}
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			cache[name] = nil
+			return nil
+		}
+		cache[name] = Anchors(string(b))
+		return cache[name]
+	}
 }
 
 // withoutCode blanks fenced blocks and inline code spans (same length, lines
@@ -156,18 +162,18 @@ var (
 // of that title (or beginning with it: "Beside competing TCP" names "Beside
 // competing TCP (issue 22)").
 func SectionRefs(sources []Doc, files fs.FS) []Problem {
+	anchorsOf := anchorsIn(files)
 	var out []Problem
 	for _, src := range sources {
 		joined, lines := joinComments(src.Text)
 		for _, m := range sectionRef.FindAllStringSubmatchIndex(joined, -1) {
 			doc, title := joined[m[2]:m[3]], joined[m[4]:m[5]]
 			line := sort.SearchInts(lines, m[0]+1)
-			b, err := fs.ReadFile(files, doc)
-			if err != nil {
+			if _, err := fs.Stat(files, doc); err != nil {
 				out = append(out, Problem{src.Name, line, "names " + doc + ": no such file"})
 				continue
 			}
-			if !hasSection(Anchors(string(b)), title) {
+			if !hasSection(anchorsOf(doc), title) {
 				out = append(out, Problem{src.Name, line, fmt.Sprintf("names %s, %q: no such heading or anchor", doc, title)})
 			}
 		}
