@@ -26,7 +26,9 @@ import (
 // anyone who forges one: a forged packet with a known SSRC and the number of a
 // packet that was lost would hide that loss from the sender. So the socket
 // only stamps the arrival; it counts once the stream's reader got the packet
-// through SRTP authentication (feedbackRecorder).
+// through SRTP authentication (feedbackRecorder). The data plane, which
+// authenticates a taken stream's packets at the socket, does both at once
+// after authentication (record), so its forgeries never reach the recorder.
 type arrivals struct {
 	streams atomic.Pointer[map[uint32]arrivalStream] // by SSRC; copy-on-write
 	mu      sync.Mutex                               // serializes writers of streams
@@ -76,10 +78,12 @@ func transportSeq(b []byte, extID uint8) (uint16, bool) {
 	return binary.BigEndian.Uint16(ext), true
 }
 
-// confirm counts plain RTP packet b, authenticated at now by the data plane
-// at the socket, for its connection's feedback (what the stream's reader
-// does on pion's path, see twccFeedback.BindRemoteStream).
-func (a *arrivals) confirm(b []byte, now time.Time) {
+// record counts plain RTP packet b, which the data plane authenticated at the
+// socket at now, for its connection's feedback at arrived, when it reached
+// the host: a stamp and its confirmation at once (pion's path stamps in
+// Observe and confirms in the stream's reader, see
+// twccFeedback.BindRemoteStream).
+func (a *arrivals) record(b []byte, arrived, now time.Time) {
 	if len(b) < 12 {
 		return
 	}
@@ -89,7 +93,7 @@ func (a *arrivals) confirm(b []byte, now time.Time) {
 		return
 	}
 	if seq, ok := transportSeq(b, s.extID); ok {
-		s.fb.authenticated(ssrc, seq, now)
+		s.fb.arrivedAuthenticated(ssrc, seq, arrived, now)
 	}
 }
 
@@ -184,6 +188,25 @@ func (f *feedbackRecorder) stamp(ssrc uint32, seq uint16, at time.Time) {
 	}
 	f.pending[(f.head+f.n)%len(f.pending)] = pendingArrival{at: at, ssrc: ssrc, seq: seq}
 	f.n++
+}
+
+// arrivedAuthenticated records the packet of ssrc with transport-wide seq
+// that reached the socket at at and passed SRTP authentication there: at once
+// when no stamp waits ahead of it, else behind the stamps that wait for pion's
+// readers, in arrival order.
+func (f *feedbackRecorder) arrivedAuthenticated(ssrc uint32, seq uint16, at, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.recordLocked(ssrc, seq, at)
+		return
+	}
+	if f.n == len(f.pending) {
+		f.popLocked()
+	}
+	f.pending[(f.head+f.n)%len(f.pending)] = pendingArrival{at: at, ssrc: ssrc, seq: seq, state: authenticated}
+	f.n++
+	f.flushLocked(now)
 }
 
 // authenticated records the packet of ssrc with transport-wide seq that its

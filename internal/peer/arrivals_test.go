@@ -113,6 +113,28 @@ func TestFeedbackFollowsTheSocketNotTheReaders(t *testing.T) {
 	}
 }
 
+// A packet the data plane authenticated at the socket counts at its arrival
+// time, at once when nothing waits ahead of it, and else behind a stamp of
+// pion's path still waiting for its reader, in arrival order.
+func TestDataPlanePacketsCountInArrivalOrder(t *testing.T) {
+	a, fb := oneConnection(0xA, 0xB)
+	a.record(rtpWithTransportSeq(t, 0xA, 100, 1), t0.Add(10*time.Millisecond), t0.Add(10*time.Millisecond))
+	base, got, _ := received(t, feedbackPackets(t, fb, t0.Add(10*time.Millisecond)))
+	if base != 1 || len(got) != 1 || !got[0] {
+		t.Fatalf("feedback from %d: received %v, want packet 1 at once", base, got)
+	}
+	a.Observe(rtpWithTransportSeq(t, 0xB, 500, 2), t0.Add(11*time.Millisecond)) // pion's path: its reader confirms it
+	a.record(rtpWithTransportSeq(t, 0xA, 101, 3), t0.Add(12*time.Millisecond), t0.Add(12*time.Millisecond))
+	if pkts := feedbackPackets(t, fb, t0.Add(13*time.Millisecond)); len(pkts) != 0 {
+		t.Fatalf("packet 3 reported ahead of 2, which waits for its reader: %v", pkts)
+	}
+	fb.authenticated(0xB, 2, t0.Add(30*time.Millisecond))
+	base, got, deltas := received(t, feedbackPackets(t, fb, t0.Add(31*time.Millisecond)))
+	if base != 2 || len(got) != 2 || !got[0] || !got[1] || deltas[1] != 1000 {
+		t.Errorf("feedback from %d: received %v, deltas %v µs, want 2 and 3, 1 ms apart as they arrived", base, got, deltas)
+	}
+}
+
 // A forged packet with a publisher's SSRC and the transport-wide number of
 // one of its packets that was lost (from any address: the socket cannot
 // tell) fails SRTP authentication, never reaches the stream's reader, and

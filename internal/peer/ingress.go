@@ -102,11 +102,12 @@ func leadsWithTransportCC(b []byte) bool {
 	return b[1] == 205 && b[0]&0x1f == 15
 }
 
-// take handles datagram b from addr, read on sock, if it is from a
-// registered connection and the data plane's to handle: SRTCP, SRTP of a
-// taken stream, or STUN on the connection's pair (consent). It decrypts in
-// place: b is the reader's buffer, reused for the next read.
-func (in *ingress) take(b []byte, sock *wire.Socket, ip netip.Addr, port uint16, now time.Time, out *wire.Batch) verdict {
+// take handles datagram b from addr, read on sock at now (reaching the host
+// at arrived), if it is from a registered connection and the data plane's to
+// handle: SRTCP, SRTP of a taken stream, or STUN on the connection's pair
+// (consent). It decrypts in place: b is the reader's buffer, reused for the
+// next read.
+func (in *ingress) take(b []byte, sock *wire.Socket, ip netip.Addr, port uint16, now, arrived time.Time, out *wire.Batch) verdict {
 	c := (*in.byAddr.Load())[netip.AddrPortFrom(ip, port)]
 	if c == nil {
 		return passToPion
@@ -116,7 +117,7 @@ func (in *ingress) take(b []byte, sock *wire.Socket, ip netip.Addr, port uint16,
 	case isRTCP(b):
 		taken = in.takeRTCP(c, b, now, out)
 	case len(b) >= 12 && b[0]>>6 == 2:
-		taken = in.takeRTP(c, b, now, out)
+		taken = in.takeRTP(c, b, now, arrived, out)
 	case c.consent != nil && wire.IsSTUN(b):
 		return c.consent.take(b, sock, netip.AddrPortFrom(ip, port), now, out)
 	}
@@ -224,9 +225,9 @@ func (in *ingress) takeSenderReport(c *inConn, b []byte, now time.Time, out *wir
 
 // takeRTP handles RTP datagram b from c's peer if it is SRTP of a stream a publish
 // connection's data plane took (see wire.Inbound), reporting whether it did.
-// The packet counts for the transport-wide feedback once it authenticated
-// (arrivals stamped it when the socket read it).
-func (in *ingress) takeRTP(c *inConn, b []byte, now time.Time, out *wire.Batch) bool {
+// The packet counts for the transport-wide feedback, at arrived, once it
+// authenticated.
+func (in *ingress) takeRTP(c *inConn, b []byte, now, arrived time.Time, out *wire.Batch) bool {
 	if c.rtp == nil {
 		return false
 	}
@@ -238,7 +239,7 @@ func (in *ingress) takeRTP(c *inConn, b []byte, now time.Time, out *wire.Batch) 
 		in.rejected.Add(1)
 		return true
 	}
-	in.arrivals.confirm(plain, now)
+	in.arrivals.record(plain, arrived, now)
 	handle(now, plain, out)
 	return true
 }

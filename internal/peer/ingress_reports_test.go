@@ -174,7 +174,7 @@ func FuzzIngressTakeSenderReport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, c, sr := reportsIngress(t, addr, k)
 		orig := append([]byte(nil), b...)
-		if in.take(b, nil, addr.Addr(), addr.Port(), time.Now(), nil) == passToPion {
+		if in.take(b, nil, addr.Addr(), addr.Port(), time.Now(), time.Now(), nil) == passToPion {
 			if !bytes.Equal(b, orig) {
 				t.Fatal("a datagram left to pion was modified")
 			}

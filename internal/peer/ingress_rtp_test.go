@@ -116,6 +116,51 @@ func TestIngressTakesTheTakenStreamsOfPublishers(t *testing.T) {
 	}
 }
 
+// Forged packets of a taken stream never reach the feedback recorder, so they
+// cannot hold back the records of authentic ones: a flood of forgeries with
+// another taken stream's SSRC, then an authentic packet, and the feedback built
+// right after reports it (stamped ahead of it, the forgeries would hold it for
+// the recorder's 100 ms wait on unconfirmed stamps).
+func TestForgedTakenPacketsDoNotHoldBackTheFeedback(t *testing.T) {
+	const secondSSRC = 0x3333
+	peer := listenLoopback(t)
+	in, c, fb, h := publishIngress(t, peer.LocalAddr().(*net.UDPAddr).AddrPort())
+	c.rtp.Take(secondSSRC, h.handle)
+	in.arrivals.add(secondSSRC, arrivalStream{extID: twccExtID, fb: fb})
+	sfu := observedLoopback(t, in.arrivals, in)
+	out := peerOutbound(t, ingressKeys())
+	to := sfu.LocalAddr().(*net.UDPAddr)
+	for i := range 20 {
+		forged := append([]byte(nil), srtpPacket(t, out, secondSSRC, uint16(200+i), uint16(50+i))...)
+		forged[len(forged)-1] ^= 1
+		if _, err := peer.WriteToUDP(forged, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range [][]byte{srtpPacket(t, out, takenSSRC, 100, 7), srtpPacket(t, out, otherSSRC, 5, 9)} {
+		if _, err := peer.WriteToUDP(b, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 1500)
+	_ = sfu.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := sfu.ReadFromAddrPort(buf); err != nil { // the untaken packet: all before it are handled
+		t.Fatal(err)
+	}
+	built := time.Now()
+	pkts := feedbackPackets(t, fb, built)
+	if c.rtp.Rejected.Load() != 20 || len(h.got) != 1 {
+		t.Fatalf("rejected %d, handled %d: want the 20 forgeries refused and the authentic packet taken", c.rtp.Rejected.Load(), len(h.got))
+	}
+	if len(pkts) != 1 {
+		t.Fatalf("feedback built at once: %v, want one report of packet 7", pkts)
+	}
+	cc := pkts[0].(*rtcp.TransportLayerCC)
+	if cc.BaseSequenceNumber != 7 || cc.PacketStatusCount != 1 {
+		t.Fatalf("feedback on %d packets from %d, want packet 7 alone", cc.PacketStatusCount, cc.BaseSequenceNumber)
+	}
+}
+
 // TestTakenRTPPathDoesNotAllocate: the socket's reader taking a publisher's
 // packet — read (with the kernel's arrival stamp), guard, ingress lookup,
 // authenticate and decrypt in place, transport-wide feedback, handler —
@@ -179,7 +224,7 @@ func FuzzIngressTakeRTP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		in, c, _, h := publishIngress(t, addr)
 		orig := append([]byte(nil), b...)
-		if in.take(b, nil, addr.Addr(), addr.Port(), time.Now(), nil) == passToPion {
+		if in.take(b, nil, addr.Addr(), addr.Port(), time.Now(), time.Now(), nil) == passToPion {
 			if !bytes.Equal(b, orig) {
 				t.Fatal("a datagram left to pion was modified")
 			}

@@ -150,7 +150,7 @@ func FuzzIngressTake(f *testing.F) {
 			c := &inConn{open: open, handle: h.handle, feedbackOnly: feedbackOnly}
 			in.set(addr, c, c)
 			orig := append([]byte(nil), b...)
-			if in.take(orig, nil, addr.Addr(), addr.Port(), time.Now(), nil) == passToPion {
+			if in.take(orig, nil, addr.Addr(), addr.Port(), time.Now(), time.Now(), nil) == passToPion {
 				if !bytes.Equal(b, orig) {
 					t.Fatal("a datagram left to pion was modified")
 				}

@@ -129,20 +129,19 @@ type observingConn struct {
 // a few receivers, or one packet's fan-out to 256.
 const ingressBatch = 256
 
-// observe shows datagram b to the feedback with the time it reached the host
-// (the kernel's stamp when there is one), and to the latency stamps with the
-// time it left the socket.
-func (c *observingConn) observe(b, oob []byte) time.Time {
-	now := time.Now()
-	arrived := now
+// observe shows datagram b to the latency stamps with the time it left the
+// socket (now), and gives the time it reached the host (arrived: the kernel's
+// stamp when there is one), when the transport-wide feedback counts it.
+func (c *observingConn) observe(b, oob []byte) (now, arrived time.Time) {
+	now = time.Now()
+	arrived = now
 	if t, ok := rxTime(oob); ok {
 		arrived = t
 	}
-	c.arrivals.Observe(b, arrived)
 	if c.stamps != nil {
 		c.stamps.Observe(b, now)
 	}
-	return now
+	return now, arrived
 }
 
 // ReadFromAddrPort reads the next datagram the guard lets through and the
@@ -162,18 +161,22 @@ func (c *observingConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) 
 		if len(p) == 0 {
 			continue
 		}
-		now := c.observe(p, oob)
+		now, arrived := c.observe(p, oob)
 		if c.guard.drop(p) {
 			continue
 		}
 		if c.ingress != nil {
-			switch c.ingress.take(p, c.sock, addr.Addr().Unmap().WithZone(""), addr.Port(), now, c.out) {
+			// A taken packet counts for the feedback once it authenticates
+			// (takeRTP), so a forged one never reaches the recorder.
+			switch c.ingress.take(p, c.sock, addr.Addr().Unmap().WithZone(""), addr.Port(), now, arrived, c.out) {
 			case takenHere:
 				continue
 			case indicatedToPion:
 				p = p[:wire.STUNHeaderLen] // rewritten in place (consent.take)
 			}
 		}
+		// Pion's readers confirm what they authenticate (feedbackRecorder).
+		c.arrivals.Observe(p, arrived)
 		if c.out.Len() > 0 {
 			c.out.Flush()
 		}
