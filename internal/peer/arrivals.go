@@ -193,13 +193,19 @@ func (f *feedbackRecorder) stamp(ssrc uint32, seq uint16, at time.Time) {
 // arrivedAuthenticated records the packet of ssrc with transport-wide seq
 // that reached the socket at at and passed SRTP authentication there: at once
 // when no stamp waits ahead of it, else behind the stamps that wait for pion's
-// readers, in arrival order.
+// readers, in arrival order. A stamp of its stream still waiting ahead of it
+// is forged, as in authenticated (from another address: pion's path).
 func (f *feedbackRecorder) arrivedAuthenticated(ssrc uint32, seq uint16, at, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n == 0 {
 		f.recordLocked(ssrc, seq, at)
 		return
+	}
+	for i := range f.n {
+		if p := &f.pending[(f.head+i)%len(f.pending)]; p.state == waiting && p.ssrc == ssrc {
+			p.state = forged
+		}
 	}
 	if f.n == len(f.pending) {
 		f.popLocked()
