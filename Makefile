@@ -44,8 +44,8 @@ test: protocol-check docs-check test-web vet test-go bench-short fuzz-short
 # README.md and docs/*.md name only flags, defaults, environment variables,
 # metrics (scraped from a server started in-process) and message types the code
 # has, and link only to files and headings that exist (tools/docscheck);
-# docs/protocol.md describes every message type and
-# error code and no other (tools/protogen's test).
+# docs/protocol.md describes every message type and error code and no other
+# (tools/protogen's test).
 docs-check:
 	$(GO) test -count=1 ./tools/docscheck/
 	$(GO) test -count=1 -run '^TestProtocolDocMatchesGoTypes$$' ./tools/protogen/
