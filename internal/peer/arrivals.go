@@ -183,11 +183,7 @@ func newFeedbackRecorder(start time.Time) *feedbackRecorder {
 func (f *feedbackRecorder) stamp(ssrc uint32, seq uint16, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.n == len(f.pending) {
-		f.popLocked() // full of stamps nobody confirms: the oldest goes first
-	}
-	f.pending[(f.head+f.n)%len(f.pending)] = pendingArrival{at: at, ssrc: ssrc, seq: seq}
-	f.n++
+	f.pushLocked(pendingArrival{at: at, ssrc: ssrc, seq: seq})
 }
 
 // arrivedAuthenticated records the packet of ssrc with transport-wide seq
@@ -202,16 +198,8 @@ func (f *feedbackRecorder) arrivedAuthenticated(ssrc uint32, seq uint16, at, now
 		f.recordLocked(ssrc, seq, at)
 		return
 	}
-	for i := range f.n {
-		if p := &f.pending[(f.head+i)%len(f.pending)]; p.state == waiting && p.ssrc == ssrc {
-			p.state = forged
-		}
-	}
-	if f.n == len(f.pending) {
-		f.popLocked()
-	}
-	f.pending[(f.head+f.n)%len(f.pending)] = pendingArrival{at: at, ssrc: ssrc, seq: seq, state: authenticated}
-	f.n++
+	f.forgeWaitingLocked(ssrc, f.n)
+	f.pushLocked(pendingArrival{at: at, ssrc: ssrc, seq: seq, state: authenticated})
 	f.flushLocked(now)
 }
 
@@ -230,14 +218,31 @@ func (f *feedbackRecorder) authenticated(ssrc uint32, seq uint16, now time.Time)
 	if match < 0 {
 		f.recordLocked(ssrc, seq, now)
 	} else {
-		for i := range match {
-			if p := &f.pending[(f.head+i)%len(f.pending)]; p.state == waiting && p.ssrc == ssrc {
-				p.state = forged // the reader got a later packet of its stream
-			}
-		}
+		f.forgeWaitingLocked(ssrc, match)
 		f.pending[(f.head+match)%len(f.pending)].state = authenticated
 	}
 	f.flushLocked(now)
+}
+
+// pushLocked queues a stamp behind the others; full of stamps nobody
+// confirms, the oldest goes first.
+func (f *feedbackRecorder) pushLocked(p pendingArrival) {
+	if f.n == len(f.pending) {
+		f.popLocked()
+	}
+	f.pending[(f.head+f.n)%len(f.pending)] = p
+	f.n++
+}
+
+// forgeWaitingLocked marks the stamps of ssrc still waiting among the oldest
+// n forged: its packets are authenticated in arrival order, so one waiting
+// ahead of a later authentic packet never will be.
+func (f *feedbackRecorder) forgeWaitingLocked(ssrc uint32, n int) {
+	for i := range n {
+		if p := &f.pending[(f.head+i)%len(f.pending)]; p.state == waiting && p.ssrc == ssrc {
+			p.state = forged
+		}
+	}
 }
 
 // flushLocked records the confirmed stamps in arrival order, up to the first

@@ -157,8 +157,7 @@ func TestForgedTakenPacketsDoNotHoldBackTheFeedback(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	built := time.Now()
-	pkts := feedbackPackets(t, fb, built)
+	pkts := feedbackPackets(t, fb, time.Now())
 	if c.rtp.Rejected.Load() != 20 || len(h.got) != 1 {
 		t.Fatalf("rejected %d, handled %d: want the 20 forgeries refused and the authentic packet taken", c.rtp.Rejected.Load(), len(h.got))
 	}
