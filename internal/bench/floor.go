@@ -55,6 +55,7 @@ type FloorStats struct {
 	Forwarded  uint64 `json:"forwarded"` // packet × destination
 	Bytes      uint64 `json:"bytes"`     // their RTP bytes (12-byte header + payload), as the SFU's meter counts
 	Datagrams  uint64 `json:"datagrams"`
+	Messages   uint64 `json:"messages"` // sendmmsg messages: a GSO train or a lone datagram
 	SendCalls  uint64 `json:"send_calls"`
 	Wakeups    uint64 `json:"wakeups"`
 	Dropped    uint64 `json:"dropped"` // messages the socket refused
@@ -102,7 +103,7 @@ func FloorChildMain(in io.Reader, out io.Writer) error {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			s := FloorStats{Forwarded: f.forwarded.Load(), Bytes: f.bytes.Load(), Datagrams: f.datagrams.Load(),
-				SendCalls: f.sendCalls.Load(), Wakeups: f.wakeups.Load(), Dropped: f.dropped.Load(), Bad: f.badPackets.Load(),
+				Messages: f.messages.Load(), SendCalls: f.sendCalls.Load(), Wakeups: f.wakeups.Load(), Dropped: f.dropped.Load(), Bad: f.badPackets.Load(),
 				Mallocs: ms.Mallocs, NumGC: ms.NumGC, PauseMaxNs: pauseMaxSince(&ms, &lastGC)}
 			reply = s
 		}
@@ -142,6 +143,7 @@ type FloorResult struct {
 	StealPercent           float64 // of the machine's busy CPU time, over the window (ForwardResult.StealPercent)
 	AllocsPerPacket        float64
 	DatagramsPerSend       float64 // datagrams per sendmmsg call
+	DatagramsPerMessage    float64 // datagrams per message: the GSO trains' length
 	PacketsPerWakeup       float64 // forwarded packets per netpoller wake-up
 	RSS                    uint64
 	LossPercent            float64 // forwarded but not received (or refused by the socket), whole run
@@ -160,9 +162,9 @@ type floorCount struct {
 // Line is the floor's figures as key=value pairs.
 func (r FloorResult) Line() string {
 	return fmt.Sprintf("floor_us_per_pkt=%.2f floor_user_us_per_pkt=%.2f floor_sys_us_per_pkt=%.2f floor_pkts_per_s=%.0f floor_mbit_per_s=%.2f "+
-		"floor_loss_pct=%.3f floor_allocs_per_pkt=%.4f floor_pkts_per_wakeup=%.1f floor_datagrams_per_send=%.1f floor_rss_mb=%.1f floor_steal_pct=%.1f",
+		"floor_loss_pct=%.3f floor_allocs_per_pkt=%.4f floor_pkts_per_wakeup=%.1f floor_datagrams_per_send=%.1f floor_datagrams_per_message=%.2f floor_rss_mb=%.1f floor_steal_pct=%.1f",
 		r.CPUMicros, r.UserMicros, r.SysMicros, r.PacketsPerS, r.MbitPerS, r.LossPercent, r.AllocsPerPacket,
-		r.PacketsPerWakeup, r.DatagramsPerSend, float64(r.RSS)/(1<<20), r.StealPercent)
+		r.PacketsPerWakeup, r.DatagramsPerSend, r.DatagramsPerMessage, float64(r.RSS)/(1<<20), r.StealPercent)
 }
 
 // Summary describes the floor for people.
@@ -170,8 +172,8 @@ func (r FloorResult) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "floor                %.2f µs per forwarded packet (user %.2f, system %.2f); %.1f %% of a core; host steal %.1f %%\n",
 		r.CPUMicros, r.UserMicros, r.SysMicros, r.CPUPercent, r.StealPercent)
-	fmt.Fprintf(&b, "  replayed           %.0f packets/s, %.2f Mbit/s; %.1f packets per wake-up, %.1f datagrams per sendmmsg; loss %.3f %%; %.4f allocations per packet; RSS %.1f MB\n",
-		r.PacketsPerS, r.MbitPerS, r.PacketsPerWakeup, r.DatagramsPerSend, r.LossPercent, r.AllocsPerPacket, float64(r.RSS)/(1<<20))
+	fmt.Fprintf(&b, "  replayed           %.0f packets/s, %.2f Mbit/s; %.1f packets per wake-up, %.1f datagrams per sendmmsg, %.2f per message; loss %.3f %%; %.4f allocations per packet; RSS %.1f MB\n",
+		r.PacketsPerS, r.MbitPerS, r.PacketsPerWakeup, r.DatagramsPerSend, r.DatagramsPerMessage, r.LossPercent, r.AllocsPerPacket, float64(r.RSS)/(1<<20))
 	return b.String()
 }
 
@@ -303,7 +305,7 @@ func (r *FloorResult) fill(a, b FloorStats, pa, pb ProcStats) {
 	r.totals = floorTotals{
 		window: pb.At.Sub(pa.At), forwarded: b.Forwarded - a.Forwarded, bytes: b.Bytes - a.Bytes,
 		user: pb.User - pa.User, sys: pb.System - pa.System, mallocs: b.Mallocs - a.Mallocs,
-		datagrams: b.Datagrams - a.Datagrams, calls: b.SendCalls - a.SendCalls, wakeups: b.Wakeups - a.Wakeups,
+		datagrams: b.Datagrams - a.Datagrams, messages: b.Messages - a.Messages, calls: b.SendCalls - a.SendCalls, wakeups: b.Wakeups - a.Wakeups,
 		hostBusy: pb.Host.Busy - pa.Host.Busy, hostSteal: pb.Host.Steal - pa.Host.Steal,
 	}
 	if pb.Host.Busy < pa.Host.Busy || pb.Host.Steal < pa.Host.Steal {
@@ -316,12 +318,13 @@ func (r *FloorResult) fill(a, b FloorStats, pa, pb ProcStats) {
 // floorTotals are a floor window's counts, from which FloorResult's figures
 // are derived, so that two windows can be added (MergeFloors).
 type floorTotals struct {
-	window                    time.Duration
-	forwarded, bytes          uint64
-	user, sys                 time.Duration
-	mallocs                   uint64
-	datagrams, calls, wakeups uint64
-	hostBusy, hostSteal       uint64
+	window              time.Duration
+	forwarded, bytes    uint64
+	user, sys           time.Duration
+	mallocs             uint64
+	datagrams, messages uint64
+	calls, wakeups      uint64
+	hostBusy, hostSteal uint64
 }
 
 func (r *FloorResult) derive() {
@@ -344,6 +347,9 @@ func (r *FloorResult) derive() {
 	if t.calls > 0 {
 		r.DatagramsPerSend = float64(t.datagrams) / float64(t.calls)
 	}
+	if t.messages > 0 {
+		r.DatagramsPerMessage = float64(t.datagrams) / float64(t.messages)
+	}
 	if t.wakeups > 0 {
 		r.PacketsPerWakeup = float64(t.forwarded) / float64(t.wakeups)
 	}
@@ -362,6 +368,7 @@ func MergeFloors(a, b FloorResult) FloorResult {
 	t.sys += u.sys
 	t.mallocs += u.mallocs
 	t.datagrams += u.datagrams
+	t.messages += u.messages
 	t.calls += u.calls
 	t.wakeups += u.wakeups
 	t.hostBusy += u.hostBusy
@@ -432,7 +439,7 @@ func replay(plan *FloorPlan, conn *net.UDPConn, aead cipher.AEAD, start time.Tim
 
 // floorCounters are the forwarder's counters, read by the child's command loop.
 type floorCounters struct {
-	forwarded, bytes, datagrams, sendCalls, wakeups, dropped, badPackets atomic.Uint64
+	forwarded, bytes, datagrams, messages, sendCalls, wakeups, dropped, badPackets atomic.Uint64
 }
 
 func newGCM(key []byte) (cipher.AEAD, error) {

@@ -208,8 +208,8 @@ func TestFloorReplaySendsTheScenariosPackets(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s: %d packets to %d receivers in %v of replay, %d wake-ups, %d datagrams in %d sendmmsg calls",
-				name, want, len(recvs), window, f.wakeups.Load(), f.datagrams.Load(), f.sendCalls.Load())
+			t.Logf("%s: %d packets to %d receivers in %v of replay, %d wake-ups, %d datagrams in %d messages, %d sendmmsg calls",
+				name, want, len(recvs), window, f.wakeups.Load(), f.datagrams.Load(), f.messages.Load(), f.sendCalls.Load())
 		})
 	}
 }
@@ -245,7 +245,7 @@ func TestMergeFloors(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	window := func(secs int, pkts uint64, cpu time.Duration, steal uint64) FloorResult {
 		var r FloorResult
-		r.fill(FloorStats{}, FloorStats{Forwarded: pkts, Bytes: pkts * 1000, Datagrams: pkts, SendCalls: pkts / 10, Wakeups: pkts / 10, Mallocs: 2},
+		r.fill(FloorStats{}, FloorStats{Forwarded: pkts, Bytes: pkts * 1000, Datagrams: pkts, Messages: pkts / 4, SendCalls: pkts / 10, Wakeups: pkts / 10, Mallocs: 2},
 			ProcStats{At: t0}, ProcStats{At: t0.Add(time.Duration(secs) * time.Second), User: cpu / 4, System: cpu * 3 / 4,
 				Host: HostCPU{Busy: 1000, Steal: steal}, RSS: pkts})
 		return r
@@ -263,9 +263,9 @@ func TestMergeFloors(t *testing.T) {
 	if want := 350e3 / 40e3; math.Abs(m.CPUMicros-want) > 1e-9 || math.Abs(m.UserMicros+m.SysMicros-want) > 1e-9 {
 		t.Errorf("merged CPU %.4f µs a packet (user %.4f, system %.4f), want %.4f: weighted by packets", m.CPUMicros, m.UserMicros, m.SysMicros, want)
 	}
-	if m.CPUPercent != 1.75 || m.DatagramsPerSend != 10 || m.PacketsPerWakeup != 10 || m.AllocsPerPacket != 4.0/40_000 {
-		t.Errorf("merged: %.2f %% of a core, %.1f datagrams a send, %.1f packets a wake-up, %g allocations a packet; want 1.75, 10, 10, 1e-4",
-			m.CPUPercent, m.DatagramsPerSend, m.PacketsPerWakeup, m.AllocsPerPacket)
+	if m.CPUPercent != 1.75 || m.DatagramsPerSend != 10 || m.DatagramsPerMessage != 4 || m.PacketsPerWakeup != 10 || m.AllocsPerPacket != 4.0/40_000 {
+		t.Errorf("merged: %.2f %% of a core, %.1f datagrams a send, %.2f a message, %.1f packets a wake-up, %g allocations a packet; want 1.75, 10, 4, 10, 1e-4",
+			m.CPUPercent, m.DatagramsPerSend, m.DatagramsPerMessage, m.PacketsPerWakeup, m.AllocsPerPacket)
 	}
 	if m.StealPercent != 15.5 || m.RSS != 30_000 {
 		t.Errorf("merged: steal %.1f %%, RSS %d; want 15.5 (310 of 2,000 busy ticks) and the larger RSS", m.StealPercent, m.RSS)

@@ -308,6 +308,7 @@ func (f *floorForwarder) endMsg(d *floorDest, start, seg, count int) {
 		m.hdr.SetControllen(len(ctl))
 	}
 	f.nmsg++
+	f.messages.Add(1)
 	f.datagrams.Add(uint64(count))
 }
 
