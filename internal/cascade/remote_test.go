@@ -69,15 +69,6 @@ func expectNACK(t *testing.T, got chan []uint16, want ...uint16) {
 	}
 }
 
-func expectNone(t *testing.T, got chan []uint16) {
-	t.Helper()
-	select {
-	case seqs := <-got:
-		t.Fatalf("NACKed %v, want nothing", seqs)
-	case <-time.After(50 * time.Millisecond):
-	}
-}
-
 // A relayed stream whose packets pause (DTX: one every 400 ms) still asks
 // again in time for what it misses: the track's reader retries on a timer,
 // not only when a packet comes.

@@ -95,9 +95,6 @@ func (l *Link) SetRate(bps int) { l.cfg.Rate = bps }
 // queue, the order kept and the loss chain's state carry over.
 func (l *Link) SetConfig(cfg Config) { l.cfg = cfg }
 
-// Rate is the capacity in force (bits per second; 0: unlimited).
-func (l *Link) Rate() int { return l.cfg.Rate }
-
 // Stats are the counts so far.
 func (l *Link) Stats() Stats { return l.stats }
 

@@ -73,17 +73,6 @@ func (s *state) flushRoster(now time.Time, force bool) {
 	}
 }
 
-// listedOthers is the welcome's list: the listed participants but m, in join order.
-func (s *state) listedOthers(m *member) []signal.Participant {
-	out := []signal.Participant{}
-	for _, o := range s.sorted() {
-		if o.listed && o != m {
-			out = append(out, o.info)
-		}
-	}
-	return out
-}
-
 // Count is how many participants the room has.
 func (r *Room) Count() int {
 	n := 0

@@ -203,7 +203,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 			s.sessions.Add(1)
 			defer s.sessions.Done()
 			// Sessions outlive the HTTP request's context: they end with the server.
-			session.ServeWith(s.sessionCtx, conn, deps, remote, session.Hints{Region: hints.Region, Bridge: hints.Bridge, Lost: hints.Lost})
+			session.Serve(s.sessionCtx, conn, deps, remote, session.Hints{Region: hints.Region, Bridge: hints.Bridge, Lost: hints.Lost})
 		}}
 	if cfg.Clustered() {
 		h.ClusterHosts = s.clusterHosts

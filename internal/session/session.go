@@ -148,13 +148,8 @@ func causeText(ctx context.Context) string {
 }
 
 // Serve runs a session on an accepted WebSocket from the client at remote (its IP
-// address) until it ends.
-func Serve(ctx context.Context, conn *websocket.Conn, deps Deps, remote string) {
-	ServeWith(ctx, conn, deps, remote, Hints{})
-}
-
-// ServeWith is Serve with the hints of the WebSocket URL.
-func ServeWith(ctx context.Context, conn *websocket.Conn, deps Deps, remote string, hints Hints) {
+// address), with the hints of the WebSocket URL, until it ends.
+func Serve(ctx context.Context, conn *websocket.Conn, deps Deps, remote string, hints Hints) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	if deps.MaxMessageBytes <= 0 {
 		deps.MaxMessageBytes = signal.MaxFrameBytes

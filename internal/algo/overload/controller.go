@@ -64,9 +64,6 @@ var ladder = [...]Cap{None, {LastN: -1, MaxHeight: 360}, {LastN: 6, MaxHeight: 3
 // Floor is the level of audio only.
 const Floor = len(ladder) - 1
 
-// CapAt is the ceiling of a level.
-func CapAt(level int) Cap { return ladder[level] }
-
 // Step is one change the controller made.
 type Step struct {
 	Room     string

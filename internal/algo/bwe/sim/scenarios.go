@@ -33,11 +33,6 @@ func Stage() []alloc.Source {
 	return []alloc.Source{{ID: "stage", Priority: 0, Layers: Simulcast(), Want: layers.Want{Width: 1280, Height: 720}}}
 }
 
-// TopThreshold is the budget the top layer needs with the default up margin.
-func TopThreshold() int {
-	return AudioRate + int(float64(Rates720[2])*(1+alloc.DefaultConfig().UpMargin))
-}
-
 // Named scenarios. Each mirrors one target of the issue.
 func CapDrop() Scenario {
 	return Scenario{
