@@ -238,14 +238,14 @@ func TestFailoverInTheBrowser(t *testing.T) {
 	}
 	_ = bridge.cmd.Wait()
 	var annNew string
-	took := within(t, "Ann back in the conference with Bob's audio and video", 15*time.Second, func() (bool, string) {
+	within(t, "Ann back in the conference with Bob's audio and video", 15*time.Second, func() (bool, string) {
 		annNew = ann.id()
 		if annNew == "" || annNew == annWho.ID {
 			return false, "Ann has not rejoined"
 		}
 		return hasMedia(ann, bobWho.ID)
 	})
-	took = time.Since(killed)
+	took := time.Since(killed)
 	t.Logf("Ann decodes Bob's video again %v after the kill (as %s)", took.Round(time.Millisecond), annNew)
 	if took > 5*time.Second {
 		t.Errorf("Ann had media again %v after the kill, want within 5 s", took)

@@ -268,4 +268,3 @@ func keyframeRequests(t *testing.T, srv *server.Server, room, id, rid string) ui
 	t.Fatalf("admin API: no video encoding %q of %s in %s", rid, id, room)
 	return 0
 }
-

@@ -115,7 +115,6 @@ type micPublisher struct {
 	seq  uint16
 	ts   uint32
 	out  *wire.Batch
-	buf  []byte
 	ssrc uint32
 }
 
