@@ -53,8 +53,11 @@ docs-check:
 test-web: web/node_modules/.package-lock.json
 	cd web && npm run typecheck && npm test
 
+# go vet, and every Go file as gofmt writes it.
 vet:
 	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './web/node_modules/*')); \
+	  if [ -n "$$unformatted" ]; then echo "not gofmt'd: $$unformatted"; exit 1; fi
 
 # Unit and integration tests first, with the race detector (they drive the same
 # server code over real connections). Then the browser tests alone and without it:
