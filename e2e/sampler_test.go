@@ -321,6 +321,15 @@ func (ss videoSamples) FrozenSeconds(from, to time.Time) float64 {
 	return w[len(w)-1].FreezeSeconds - w[0].FreezeSeconds
 }
 
+// Lost is how many video packets the receiver counted lost over the window.
+func (ss videoSamples) Lost(from, to time.Time) int {
+	w := ss.Window(from, to)
+	if len(w) < 2 {
+		return 0
+	}
+	return w[len(w)-1].PacketsLost - w[0].PacketsLost
+}
+
 // Summary describes the window in one line, for logs.
 func (ss videoSamples) Summary(from, to time.Time) string {
 	w := ss.Window(from, to)
@@ -332,7 +341,7 @@ func (ss videoSamples) Summary(from, to time.Time) string {
 		"lost %d, NACKs %d, PLIs %d; SFU: estimate %d kb/s, allocated %d kb/s, encoding %d, suspended %v, switches %d",
 		len(w), last.At.Sub(w[0].At).Round(time.Millisecond), ss.Bitrate(from, to), ss.MeanFPS(from, to),
 		last.Width, last.Height, ss.HeightChanges(from, to), ss.LongestFreeze(from, to).Round(time.Millisecond),
-		ss.FrozenSeconds(from, to), last.PacketsLost-w[0].PacketsLost, last.NACKCount-w[0].NACKCount, last.PLICount-w[0].PLICount,
+		ss.FrozenSeconds(from, to), ss.Lost(from, to), last.NACKCount-w[0].NACKCount, last.PLICount-w[0].PLICount,
 		last.Estimate/1000, last.Allocated/1000, last.Encoding, last.Suspended, last.Switches-w[0].Switches)
 }
 
