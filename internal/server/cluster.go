@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -43,8 +42,8 @@ func (s *Server) startCluster(opts Options) error {
 	}
 	src := &clusterSource{hub: s.hub, draining: &s.draining, cpu: opts.CPU, rtts: cluster.NewClientRTTs()}
 	if src.cpu == nil {
-		share := processShare(float64(runtime.NumCPU())) // overload shedding's reader
-		src.cpu = func(now time.Time) float64 { return min(1, share(now)) }
+		share := processShare(usableCores()) // overload shedding's reader and cores
+		src.cpu = func(now time.Time) float64 { cpu, _ := share(now); return min(1, cpu) }
 	}
 	s.source = src
 	node, err := cluster.Start(cluster.Config{

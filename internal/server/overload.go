@@ -24,7 +24,7 @@ const overloadInterval = time.Second
 // controller; the atomics are what /metrics reads.
 type overloadParts struct {
 	ctrl     *overload.Controller
-	cpu      func(now time.Time) float64 // CPU fraction since the last call
+	cpu      func(now time.Time) (float64, time.Duration) // CPU fraction since the last call, and that span (0: unknown)
 	interval time.Duration
 	cores    float64                     // what a CPU fraction of 1 is (0: an injected CPU reading)
 	applied  map[*room.Room]overload.Cap // the ceiling each room was last given
@@ -45,9 +45,11 @@ func newOverload(cfg config.Config, opts Options) *overloadParts {
 		c = *opts.OverloadTiming
 	}
 	c.Overuse, c.Underuse = cfg.OverloadCPU, cfg.UnderloadCPU
-	o := &overloadParts{ctrl: overload.New(c), cpu: opts.CPU, interval: overloadInterval,
+	o := &overloadParts{ctrl: overload.New(c), interval: overloadInterval,
 		applied: map[*room.Room]overload.Cap{}}
-	if o.cpu == nil {
+	if opts.CPU != nil {
+		o.cpu = func(now time.Time) (float64, time.Duration) { return opts.CPU(now), 0 }
+	} else {
 		o.cores = usableCores()
 		o.cpu = processShare(o.cores)
 	}
@@ -80,7 +82,8 @@ func (o *overloadParts) sample(now time.Time, hub *room.Hub, log *slog.Logger) {
 	// No send-drop input: the only counters (/proc/net/snmp SndbufErrors)
 	// are the host's, and a shaped or lossy link made other processes'
 	// refusals shed every room of an idle server (CI's shaped tests).
-	smp := overload.Sample{At: now, CPU: o.cpu(now)}
+	cpu, span := o.cpu(now)
+	smp := overload.Sample{At: now, CPU: cpu, Span: span}
 	live := hub.Rooms()
 	rooms := make([]overload.Room, 0, len(live))
 	byID := make(map[string]*room.Room, len(live))
@@ -133,17 +136,18 @@ func (o *overloadParts) sample(now time.Time, hub *room.Hub, log *slog.Logger) {
 }
 
 // processShare returns the process's CPU time since the previous call as a
-// fraction of cores.
-func processShare(cores float64) func(now time.Time) float64 {
+// fraction of cores, and the wall time that covers: the first call's may be
+// a few milliseconds (the samplers tick on a shared grid).
+func processShare(cores float64) func(now time.Time) (float64, time.Duration) {
 	last, lastAt := procs.CPUTime(), time.Now()
-	return func(now time.Time) float64 {
+	return func(now time.Time) (float64, time.Duration) {
 		cpu, wall := procs.CPUTime(), now.Sub(lastAt)
 		used := cpu - last
 		last, lastAt = cpu, now
 		if wall <= 0 || used < 0 {
-			return 0
+			return 0, 0
 		}
-		return used.Seconds() / wall.Seconds() / cores
+		return used.Seconds() / wall.Seconds() / cores, wall
 	}
 }
 

@@ -26,8 +26,8 @@ import (
 // readings changed their order).
 func TestJoinsFollowARedirectBeforeTheDirectory(t *testing.T) {
 	// The nodes share this process's CPU: each publishes the same fixed load
-	// instead, so only the participants tell the bridges apart.
-	nodes := startClusterWith(t, func(_ int, o *Options) { o.CPU = func(time.Time) float64 { return 0.1 } }, "eu", "us", "us")
+	// instead (startServerWith's), so only the participants tell the bridges apart.
+	nodes := startClusterOf(t, "eu", "us", "us")
 	awaitRegistries(t, 15*time.Second, nodes...)
 	entry := wsURL(nodes[0]) + "?region=us"
 	redirect := func(name string) signal.Redirect {
@@ -83,7 +83,6 @@ func TestBusyBridgeSendsJoinsElsewhere(t *testing.T) {
 	cpu0.Store(math.Float64bits(0.1))
 	timing := overload.Config{DownWait: 200 * time.Millisecond, UpWait: time.Minute}
 	nodes := startClusterWith(t, func(i int, o *Options) {
-		o.CPU = func(time.Time) float64 { return 0.1 }
 		if i == 0 {
 			o.CPU = func(time.Time) float64 { return math.Float64frombits(cpu0.Load()) }
 			o.OverloadInterval, o.OverloadTiming = 100*time.Millisecond, &timing

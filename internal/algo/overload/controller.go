@@ -36,6 +36,11 @@ func DefaultConfig() Config {
 type Sample struct {
 	At  time.Time
 	CPU float64 // CPU time used over the last interval / (interval × usable cores)
+	// Span is how long CPU was measured over, up to At; 0 means since the
+	// previous sample. The average starts from an idle node, so a first
+	// sample over a short span weighs little; a first sample without a span
+	// is taken whole.
+	Span time.Duration
 }
 
 // Room is what the controller needs of a live room.
@@ -131,7 +136,9 @@ func (c *Controller) Observe(s Sample, rooms []Room) Change {
 			c.lastStep = s.At
 			c.watch = &watch{key: levelKey{st.Room, st.From}, base: c.load, until: s.At.Add(2 * c.cfg.Smoothing)}
 			ch.Steps = append(ch.Steps, st)
-		} else if !c.refuse { // nothing left to shed but audio: take nobody more
+		} else if !c.refuse && len(rooms) > 0 { // nothing left to shed but audio: take nobody more
+			// With no room at all the load is no meeting's: refusing
+			// the first would protect nobody.
 			c.refuse, ch.AdmitChanged = true, true
 		}
 	case under:
@@ -170,13 +177,17 @@ func (c *Controller) measure(now time.Time, over bool) {
 	}
 }
 
-// smooth folds s.CPU into the exponential average.
+// smooth folds s.CPU into the exponential average, weighted by the time it
+// covers.
 func (c *Controller) smooth(s Sample) {
-	if c.last.IsZero() || c.cfg.Smoothing <= 0 {
+	dt := s.Span
+	if dt <= 0 && !c.last.IsZero() {
+		dt = s.At.Sub(c.last)
+	}
+	if c.cfg.Smoothing <= 0 || dt <= 0 && c.last.IsZero() {
 		c.load, c.last = s.CPU, s.At
 		return
 	}
-	dt := s.At.Sub(c.last)
 	if dt <= 0 {
 		return
 	}

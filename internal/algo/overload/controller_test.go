@@ -1,6 +1,7 @@
 package overload
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -290,5 +291,45 @@ func TestSmoothingIgnoresOneBusySecond(t *testing.T) {
 	ch := c.Observe(Sample{At: t0.Add(time.Second), CPU: 1}, rooms)
 	if len(ch.Steps) != 0 {
 		t.Fatalf("one busy second shed video: load %.2f", c.Load())
+	}
+}
+
+// A node's first reading may cover a few milliseconds (its sampler's first
+// tick falls on a shared grid): a busy moment then, with no room open, must
+// neither refuse joins nor count as a second of load. CI once saw a test
+// server refuse its first join 40 ms after starting.
+func TestShortFirstSampleWeighsItsSpan(t *testing.T) {
+	c := New(DefaultConfig())
+	ch := c.Observe(Sample{At: t0, CPU: 1, Span: 40 * time.Millisecond}, nil)
+	if ch.AdmitChanged || !c.Admit() {
+		t.Fatalf("a 40 ms busy first reading refused joins (load %.2f)", c.Load())
+	}
+	if want := 1 - math.Exp(-0.02); math.Abs(c.Load()-want) > 1e-9 {
+		t.Fatalf("load %.4f after 40 ms at 1, want %.4f", c.Load(), want)
+	}
+	// Spans, not the samples' spacing, weigh each reading.
+	c.Observe(Sample{At: t0.Add(5 * time.Second), CPU: 1, Span: time.Second}, threeRooms())
+	if want := 1 - math.Exp(-0.02)*math.Exp(-0.5); math.Abs(c.Load()-want) > 1e-9 {
+		t.Fatalf("load %.4f, want %.4f", c.Load(), want)
+	}
+}
+
+// Overuse with no room open refuses nobody: there is no meeting the load
+// is from and nothing a refusal would protect.
+func TestNoRoomRefusesNobody(t *testing.T) {
+	c := New(DefaultConfig())
+	for i := range 10 {
+		c.Observe(Sample{At: t0.Add(time.Duration(i) * time.Second), CPU: 1}, nil)
+	}
+	if !c.Admit() {
+		t.Fatal("an overused node with no room refuses joins")
+	}
+	// Once a room is there and at the floor, joins are refused.
+	rooms := []Room{{ID: "r", Size: 2, LastN: -1, Created: t0}}
+	for i := 10; i < 60 && c.Admit(); i++ {
+		c.Observe(Sample{At: t0.Add(time.Duration(i) * time.Second), CPU: 1}, rooms)
+	}
+	if c.Admit() || c.Level("r") != Floor {
+		t.Fatalf("overused room at level %d, admit %v; want the floor and refusals", c.Level("r"), c.Admit())
 	}
 }
