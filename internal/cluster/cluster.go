@@ -351,7 +351,7 @@ func (n *Node) run() {
 		}
 	}
 	close(n.ready)
-	n.log.Info("cluster: joined", "region", n.cfg.Region, "replicas", n.replicas())
+	n.log.Info("cluster: joined", "region", n.cfg.Region, "url", n.cfg.URL, "replicas", n.replicas())
 	tick := time.NewTicker(n.cfg.Heartbeat)
 	defer tick.Stop()
 	for {

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,6 +17,11 @@ func (c *Config) validateCluster() []error {
 	var errs []error
 	if !auth.ValidRegion(c.Region) {
 		errs = append(errs, fmt.Errorf("region: %q must be 1 to 32 of a-z, A-Z, 0-9, - and _", c.Region))
+	}
+	if c.PublicURL != "" {
+		if err := publicURL(c.PublicURL); err != nil {
+			errs = append(errs, fmt.Errorf("public-url: %q: %w", c.PublicURL, err))
+		}
 	}
 	if c.ClusterListen != "" {
 		if err := hostPort(c.ClusterListen); err != nil {
@@ -83,4 +90,24 @@ func redactURL(s string) string {
 		return "…" + s[i:]
 	}
 	return s
+}
+
+// publicURL checks a node's public URL: http or https, a host, nothing a
+// redirect could not carry.
+func publicURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("must start with https:// or http://")
+	case u.Host == "" || u.Hostname() == "":
+		return errors.New("has no host")
+	case u.User != nil, u.RawQuery != "", u.Fragment != "", u.Opaque != "":
+		return errors.New("must be scheme://host[:port][/path] only")
+	}
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil && a.IsUnspecified() {
+		return errors.New("names a wildcard address; browsers cannot reach it")
+	}
+	return nil
 }

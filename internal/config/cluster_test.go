@@ -23,6 +23,15 @@ func TestClusterKeys(t *testing.T) {
 		{[]string{"--cluster-listen", "127.0.0.1:6222", "--cluster-tls-cert", "c.pem"}, "given together"},
 		{[]string{"--relay-port", "70000"}, "relay-port:"},
 		{[]string{"--relay-port", "7882"}, "udp-port too"},
+		{[]string{"--public-url", "https://eu1.example.com/"}, ""},
+		{[]string{"--public-url", "http://10.0.0.5:8443/podium/"}, ""},
+		{[]string{"--public-url", "eu1.example.com"}, "public-url:"},
+		{[]string{"--public-url", "wss://eu1.example.com/"}, "public-url:"},
+		{[]string{"--public-url", "https:///x"}, "public-url:"},
+		{[]string{"--public-url", "https://[::]:443/"}, "wildcard"},
+		{[]string{"--public-url", "https://0.0.0.0/"}, "wildcard"},
+		{[]string{"--public-url", "https://eu1.example.com/?room=x"}, "public-url:"},
+		{[]string{"--public-url", "https://u:p@eu1.example.com/"}, "public-url:"},
 	} {
 		_, err := Load(tc.args, env{}.get)
 		switch {

@@ -51,6 +51,7 @@ type Config struct {
 	OverloadCPU  float64 `key:"overload-cpu" help:"CPU use (fraction of the usable cores, smoothed) above which video is shed"`
 	UnderloadCPU float64 `key:"underload-cpu" help:"CPU use below which shed video is restored, a step every 10 s"`
 	// Cluster (docs/cluster.md).
+	PublicURL      string   `key:"public-url" help:"the URL browsers reach this node at, such as https://eu1.example.com/; cluster redirects and fallbacks name it (default: http's address, a wildcard host replaced by the first public-ip, else by this machine's outgoing address)"`
 	Region         string   `key:"region" help:"this node's region; participants who reach it are placed in this region unless they say otherwise"`
 	ClusterListen  string   `key:"cluster-listen" help:"host:port of this node's NATS cluster (route) listener; unset: a single node"`
 	ClusterPeers   []string `key:"cluster-peers" help:"route URLs of the other nodes, nats://host:port, comma-separated"`

@@ -64,6 +64,7 @@ func TestLoadYAML(t *testing.T) {
 	want.TURNMaxAllocations, want.TURNMaxLifetime, want.TURNBandwidth = 6, 3*time.Hour, 5_000_000
 	want.ICEServers, want.ICEUsername, want.ICECredential = []string{"turns:turn2.example.org:443?transport=tcp"}, "alice", "ice-secret"
 	want.RoomsPerIP, want.MediaTimeout, want.MaxConnsPerIP, want.HTTPIdleTimeout = 5, 45*time.Second, 16, 20*time.Second
+	want.PublicURL = "https://eu1.example.com/"
 	want.Region, want.ClusterListen, want.ClusterPeers = "eu-west", "10.0.0.2:6222", []string{"nats://10.0.0.3:6222", "nats://10.0.0.4:6222"}
 	want.ClusterTLSCert, want.ClusterTLSKey, want.ClusterTLSCA = "/etc/podium/cluster.pem", "/etc/podium/cluster-key.pem", "/etc/podium/cluster-ca.pem"
 	want.NATS, want.NATSCreds, want.RelayPort = "nats://10.0.0.9:4222", "/etc/podium/nats.creds", 7883

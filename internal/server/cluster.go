@@ -47,7 +47,7 @@ func (s *Server) startCluster(opts Options) error {
 	}
 	s.source = src
 	node, err := cluster.Start(cluster.Config{
-		NodeID: opts.NodeID, Region: cfg.Region, URL: s.url, RelayPort: cfg.RelayPort,
+		NodeID: opts.NodeID, Region: cfg.Region, URL: s.nodeURL, RelayPort: cfg.RelayPort,
 		Listen: cfg.ClusterListen, Peers: cfg.ClusterPeers, NATSURL: cfg.NATS, Credentials: cfg.NATSCreds,
 		RouteTLS: routeTLS, Heartbeat: opts.ClusterHeartbeat, TTL: opts.ClusterTTL, Log: s.log,
 	}, src)

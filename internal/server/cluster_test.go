@@ -30,6 +30,13 @@ func startClusterOf(t *testing.T, regions ...string) []*Server {
 // startClusterWith is startClusterOf with node i's Options changed by opt.
 func startClusterWith(t *testing.T, opt func(i int, o *Options), regions ...string) []*Server {
 	t.Helper()
+	return startClusterConfigured(t, opt, func(int, *config.Config) {}, regions...)
+}
+
+// startClusterConfigured is startClusterWith with node i's configuration
+// also changed, by conf.
+func startClusterConfigured(t *testing.T, opt func(i int, o *Options), conf func(i int, c *config.Config), regions ...string) []*Server {
+	t.Helper()
 	var ports []string
 	for range regions {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -51,6 +58,7 @@ func startClusterWith(t *testing.T, opt func(i int, o *Options), regions ...stri
 			func(c *config.Config) {
 				c.Region, c.ClusterListen, c.ClusterPeers = region, ports[i], peers
 				c.JoinsPerIP = 0
+				conf(i, c)
 			})
 	}
 	for _, s := range out {

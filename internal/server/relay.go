@@ -106,13 +106,7 @@ func advertisedIP(clusterListen, base string) netip.Addr {
 			return a.Unmap()
 		}
 	}
-	if c, err := net.Dial("udp", "192.0.2.1:9"); err == nil { // no packet is sent
-		defer c.Close()
-		if a, ok := netip.AddrFromSlice(c.LocalAddr().(*net.UDPAddr).IP); ok {
-			return a.Unmap()
-		}
-	}
-	return netip.IPv4Unspecified()
+	return outgoingIP()
 }
 
 // closeCluster leaves the cascade, closes the relay and leaves the cluster.

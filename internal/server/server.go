@@ -46,6 +46,7 @@ type Server struct {
 	sessionCtx     context.Context
 	cancelSessions context.CancelCauseFunc
 	url            string
+	nodeURL        string // what the cluster names this node by (nodeURL)
 
 	counters  *session.Counters
 	estimates prometheus.Histogram // per-receiver bandwidth estimates (bits/s)
@@ -156,6 +157,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 		hub:      room.NewHubWith(room.Settings{LastN: cfg.LastN, VideoPausing: cfg.VideoPausing, PauseGrace: room.NewSenderGrace, NoP2P: !cfg.P2P, AudioSlots: cfg.AudioSlots}, limits),
 		url:      scheme + "://" + ln.Addr().String() + "/",
 		counters: session.NewCounters(), estimates: newEstimates(), started: time.Now(), overload: newOverload(cfg, opts)}
+	s.nodeURL = nodeURL(cfg, s.url)
 	s.hub.SetLogger(log)
 	if err := s.startCluster(opts); err != nil {
 		_ = ln.Close()
@@ -197,7 +199,7 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	}
 	s.broadcast = &broadcast.Handler{Engine: engine, Hub: s.hub, Auth: verifier, Dev: cfg.DevMode(), Now: opts.Now, Log: log,
 		ClientIP: func(r *http.Request) string { return web.ClientIP(r, cfg.TrustProxy) }, Joins: deps.Joins, Meter: opts.Meter}
-	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Dev: cfg.DevMode(), HTTPHost: httpHost(cfg.HTTP), Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
+	h := &web.Handler{Client: opts.Client, Log: log, TrustProxy: cfg.TrustProxy, Dev: cfg.DevMode(), HTTPHosts: httpHosts(cfg), Ready: s.ready, Metrics: mainMetrics, Admin: admin.Routes(),
 		Broadcast: s.broadcast.Routes(),
 		Serve: func(_ context.Context, conn *websocket.Conn, remote string, hints web.Hints) {
 			s.sessions.Add(1)
@@ -215,9 +217,14 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 }
 
 // httpHost is the host part of an address:port.
-func httpHost(addr string) string {
-	host, _, _ := net.SplitHostPort(addr)
-	return host
+// httpHosts are the host names --http and --public-url give this server.
+func httpHosts(cfg config.Config) []string {
+	host, _, _ := net.SplitHostPort(cfg.HTTP)
+	hosts := []string{host}
+	if h := urlHost(cfg.PublicURL); h != "" {
+		hosts = append(hosts, h)
+	}
+	return hosts
 }
 
 // URL is where the web client is served.

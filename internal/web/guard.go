@@ -54,7 +54,7 @@ func (h *Handler) crossSite(r *http.Request, peers []string) string {
 
 // localHost reports whether a Host header cannot have come from DNS rebinding:
 // localhost, an IP address (rebinding needs a name the attacker controls), or
-// the host --http names.
+// a host --http or --public-url names.
 func (h *Handler) localHost(hostport string) bool {
 	host := hostport
 	if hp, _, err := net.SplitHostPort(hostport); err == nil {
@@ -67,7 +67,7 @@ func (h *Handler) localHost(hostport string) bool {
 	case host == "localhost", net.ParseIP(host) != nil:
 		return true
 	}
-	return strings.EqualFold(host, h.HTTPHost)
+	return containsFold(h.HTTPHosts, host)
 }
 
 // clusterHosts are the host:port of the cluster's other nodes (none for a

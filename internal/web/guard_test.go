@@ -15,7 +15,7 @@ import (
 func guarded(dev bool) http.Handler {
 	admin := &Admin{Hub: room.NewHub(room.Settings{}), Dev: dev}
 	h := &Handler{Client: fstest.MapFS{"index.html": {Data: []byte("INDEX")}}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Dev: dev, HTTPHost: "meet.lan", Admin: admin.Routes()}
+		Dev: dev, HTTPHosts: []string{"meet.lan"}, Admin: admin.Routes()}
 	return h.Routes()
 }
 

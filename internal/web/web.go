@@ -25,10 +25,10 @@ type Handler struct {
 	// TrustProxy takes the client address from X-Forwarded-For.
 	TrustProxy bool
 	// Dev (dev mode) answers only requests that cannot come from another site's
-	// page: Host localhost, an IP address or HTTPHost (the host of --http), and
-	// an Origin, if any, of this server.
-	Dev      bool
-	HTTPHost string
+	// page: Host localhost, an IP address or one of HTTPHosts (the hosts
+	// --http and --public-url name), and an Origin, if any, of this server.
+	Dev       bool
+	HTTPHosts []string
 	// Ready reports whether the server takes new participants, and why not
 	// (/readyz); nil means always.
 	Ready func() (bool, string)
