@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,28 +16,19 @@ import (
 	"github.com/podium-sfu/podium/web"
 )
 
-// startClusterNodes runs n servers in one region whose embedded NATS servers
-// are routed over loopback (docs/cluster.md).
-func startClusterNodes(t *testing.T, n int) []*server.Server {
-	t.Helper()
-	regions := make([]string, n)
-	for i := range regions {
-		regions[i] = "us"
-	}
-	return startNodes(t, regions, false)
-}
-
-// startRelayNodes runs one server per region, clustered as startClusterNodes
-// does, with the relay between them (--relay-port).
+// startRelayNodes runs one server per region, clustered (startNodes), with
+// the relay between them (--relay-port).
 func startRelayNodes(t *testing.T, regions ...string) []*server.Server {
 	t.Helper()
-	return startNodes(t, regions, true)
+	return startNodes(t, regions, true, false)
 }
 
 // startNodes runs a server per entry of regions, their embedded NATS servers
 // routed over loopback, each with a relay port when withRelay, and waits
-// until every node sees all the others.
-func startNodes(t *testing.T, regions []string, withRelay bool) []*server.Server {
+// until every node sees all the others. With byName each node's --public-url
+// names it http://localhost:<port>/ (it listens on 127.0.0.1:<port>): what
+// the cluster tells browsers differs from the address it serves at.
+func startNodes(t *testing.T, regions []string, withRelay, byName bool) []*server.Server {
 	t.Helper()
 	if !web.Built() {
 		t.Fatal("web client not built: run `make web`")
@@ -56,6 +48,15 @@ func startNodes(t *testing.T, regions []string, withRelay bool) []*server.Server
 		cfg := config.Default()
 		cfg.HTTP, cfg.UDPPort, cfg.TCPPort, cfg.MediaIPs, cfg.P2P = "127.0.0.1:0", 0, 0, []string{"127.0.0.1"}, false
 		cfg.Region, cfg.ClusterListen, cfg.ClusterPeers = region, routes[i], peers
+		if byName {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := ln.Addr().(*net.TCPAddr).Port
+			_ = ln.Close()
+			cfg.HTTP, cfg.PublicURL = fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://localhost:%d/", port)
+		}
 		if withRelay {
 			udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 			if err != nil {
@@ -100,11 +101,15 @@ func startNodes(t *testing.T, regions []string, withRelay bool) []*server.Server
 // TestClusterRedirectInTheBrowser: Bob opens the room on the node that is not
 // the room's bridge; the web client follows the redirect to the bridge (a
 // WebSocket to another origin: CSP and origin checks allow the cluster's
-// nodes), and Ann and Bob see each other.
+// nodes), and Ann and Bob see each other. The nodes listen on 127.0.0.1 and
+// their --public-url names them localhost, where the pages are opened: the
+// redirect must carry the public URL (127.0.0.1 would be another origin,
+// which the bridge's origin check refuses).
 func TestClusterRedirectInTheBrowser(t *testing.T) {
-	nodes := startClusterNodes(t, 2)
+	nodes := startNodes(t, []string{"us", "us"}, false, true)
+	public := func(s *server.Server) string { return strings.Replace(s.URL(), "//127.0.0.1:", "//localhost:", 1) }
 	ann := launch(t, "Ann", camera(t, red, 320, 180))
-	ann.open(nodes[0].URL() + "cascade?video=320x180&name=Ann")
+	ann.open(public(nodes[0]) + "cascade?video=320x180&name=Ann")
 	within(t, "Ann joined", 20*time.Second, func() (bool, string) { return ann.id() != "", "no participant id" })
 	bridge, other := nodes[0], nodes[1]
 	if _, ok := bridge.Hub().Room("cascade"); !ok {
@@ -116,13 +121,23 @@ func TestClusterRedirectInTheBrowser(t *testing.T) {
 	})
 
 	bob := launch(t, "Bob", camera(t, green, 320, 180))
-	bob.open(other.URL() + "cascade?video=320x180&name=Bob")
+	bob.open(public(other) + "cascade?video=320x180&name=Bob")
 	within(t, "Bob, redirected, joined on the bridge", 20*time.Second, func() (bool, string) {
 		r, ok := bridge.Hub().Room("cascade")
 		return bob.id() != "" && ok && len(r.Participants()) == 2, "Bob not on the bridge yet"
 	})
 	if _, ok := other.Hub().Room("cascade"); ok {
 		t.Errorf("the entry node serves the room too")
+	}
+	// Bob's page stayed where it was opened; its signaling went where the
+	// redirect said (the conference's own record of it).
+	var href, signaling string
+	if err := bob.eval(`location.href`, &href); err != nil || !strings.HasPrefix(href, public(other)) {
+		t.Errorf("Bob's page is at %q (%v), want %s, where it was opened", href, err, public(other))
+	}
+	want := "ws" + strings.TrimPrefix(public(bridge), "http") + "ws?"
+	if err := bob.eval(`window.podium.conference.redirectUrl`, &signaling); err != nil || !strings.HasPrefix(signaling, want) {
+		t.Errorf("Bob's signaling went to %q (%v), want the bridge's public URL %s…", signaling, err, want)
 	}
 	annWho, bobWho := who{Name: "Ann", ID: ann.id(), Colour: red}, who{Name: "Bob", ID: bob.id(), Colour: green}
 	within(t, "Ann's tile of Bob shows Bob", 20*time.Second, func() (bool, string) { return showsWho(ann, bobWho) })
