@@ -92,4 +92,22 @@ func TestRedirectNamesThePublicURL(t *testing.T) {
 		t.Fatalf("node0 refuses a WebSocket from node1's public origin %s: %v", public, err)
 	}
 	conn.CloseNow()
+
+	// node0 has no public URL: the cluster names it 127.0.0.1:port, and a
+	// page opened at localhost:port is the same node's. node1 admits it.
+	alias := "http://localhost:" + strings.TrimSuffix(strings.TrimPrefix(nodes[0].URL(), "http://127.0.0.1:"), "/")
+	conn, _, err = websocket.Dial(ctx, wsURL(nodes[1]), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {alias}}})
+	if err != nil {
+		t.Fatalf("node1 refuses a WebSocket from node0's page opened at %s: %v", alias, err)
+	}
+	conn.CloseNow()
+	// Another port on the loopback is no node's.
+	other := fmt.Sprintf("http://localhost:%d", port+1)
+	if other == alias {
+		other = fmt.Sprintf("http://localhost:%d", port+2)
+	}
+	if conn, _, err = websocket.Dial(ctx, wsURL(nodes[1]), &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {other}}}); err == nil {
+		conn.CloseNow()
+		t.Fatalf("node1 admits a WebSocket from %s, no node's page", other)
+	}
 }

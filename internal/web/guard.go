@@ -71,12 +71,37 @@ func (h *Handler) localHost(hostport string) bool {
 }
 
 // clusterHosts are the host:port of the cluster's other nodes (none for a
-// single node): their pages may open this node's WebSocket (a redirect).
+// single node): their pages may open this node's WebSocket (a redirect). A
+// node on a loopback address is also named by the loopback's other names
+// (localhost, 127.0.0.1, [::1]): a page opened at http://localhost:7880 on
+// a machine running several nodes comes from the node the cluster calls
+// 127.0.0.1:7880, and no other site can serve a loopback origin.
 func (h *Handler) clusterHosts() []string {
 	if h.ClusterHosts == nil {
 		return nil
 	}
-	return h.ClusterHosts()
+	hosts := h.ClusterHosts()
+	for _, hp := range hosts {
+		host, port, err := net.SplitHostPort(hp)
+		if err != nil || !loopbackName(host) {
+			continue
+		}
+		for _, alias := range []string{"localhost", "127.0.0.1", "::1"} {
+			if a := net.JoinHostPort(alias, port); !containsFold(hosts, a) {
+				hosts = append(hosts, a)
+			}
+		}
+	}
+	return hosts
+}
+
+// loopbackName reports whether host is localhost or a loopback address.
+func loopbackName(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // csp is the Content-Security-Policy, letting the page also connect to the

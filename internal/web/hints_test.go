@@ -45,7 +45,10 @@ func TestClusterOrigins(t *testing.T) {
 	for _, tc := range []struct {
 		origin string
 		status int
-	}{{"http://127.0.0.1:7880", 200}, {"http://127.0.0.1:7890", 200}, {"http://127.0.0.1:7891", 403}, {"http://evil.example", 403}} {
+	}{{"http://127.0.0.1:7880", 200}, {"http://127.0.0.1:7890", 200}, {"http://127.0.0.1:7891", 403}, {"http://evil.example", 403},
+		// The loopback's other names for that node: a page opened at
+		// localhost on a machine running several nodes.
+		{"http://localhost:7890", 200}, {"http://[::1]:7890", 200}, {"http://localhost:7891", 403}} {
 		r := httptest.NewRequest("GET", "http://127.0.0.1:7880/room", nil)
 		r.Header.Set("Origin", tc.origin)
 		w := httptest.NewRecorder()
@@ -53,7 +56,7 @@ func TestClusterOrigins(t *testing.T) {
 		if w.Code != tc.status {
 			t.Errorf("Origin %s: %d, want %d", tc.origin, w.Code, tc.status)
 		}
-		if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self' ws://127.0.0.1:7890 wss://127.0.0.1:7890;") {
+		if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self' ws://127.0.0.1:7890 wss://127.0.0.1:7890 ws://localhost:7890 wss://localhost:7890 ws://[::1]:7890 wss://[::1]:7890;") {
 			t.Errorf("CSP %q", csp)
 		}
 	}
