@@ -216,7 +216,6 @@ func New(cfg config.Config, opts Options, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// httpHost is the host part of an address:port.
 // httpHosts are the host names --http and --public-url give this server.
 func httpHosts(cfg config.Config) []string {
 	host, _, _ := net.SplitHostPort(cfg.HTTP)

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -80,7 +81,7 @@ func (h *Handler) clusterHosts() []string {
 	if h.ClusterHosts == nil {
 		return nil
 	}
-	hosts := h.ClusterHosts()
+	hosts := slices.Clone(h.ClusterHosts()) // the aliases are appended
 	for _, hp := range hosts {
 		host, port, err := net.SplitHostPort(hp)
 		if err != nil || !loopbackName(host) {
